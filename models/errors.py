@@ -1,0 +1,71 @@
+"""One error root for txcheck; user mistakes also subclass the matching built-in."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContractError",
+    "InputError",
+    "PolicyError",
+    "ProposalFormatError",
+    "TxcheckError",
+    "WorldFixtureError",
+]
+
+
+class TxcheckError(Exception):
+    """Root of every error txcheck raises on purpose."""
+
+
+class InputError(TxcheckError, ValueError):
+    """A user's file or argument is wrong.
+
+    ``str(error)`` is the one-line message the CLI prints: ``FILE:LINE: problem``, with the
+    JSON path of the offending part when there is one.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.source = source
+        self.line = line
+        self.path = path
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = self.source or "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        at = f" at {self.path}" if self.path else ""
+        text = " ".join(self.problem.split())
+        return f"{where}:{at} {text}" if at else f"{where}: {text}"
+
+    def located(self, *, source: str | None = None, line: int | None = None) -> InputError:
+        """The same error with the file (and line) filled in where it was not yet known."""
+        return type(self)(
+            self.problem,
+            source=self.source or source,
+            line=self.line if self.line is not None else line,
+            path=self.path,
+        )
+
+
+class ContractError(InputError):
+    """The contract file is malformed."""
+
+
+class ProposalFormatError(InputError):
+    """The proposal document is none of the recognised vendor formats."""
+
+
+class WorldFixtureError(InputError):
+    """The world fixture file is malformed."""
+
+
+class PolicyError(TxcheckError, RuntimeError):
+    """A user policy could not be loaded, raised, or ran without yielding."""
