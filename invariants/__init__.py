@@ -14,4 +14,61 @@ if _Path(_models.__file__ or "").resolve().parent.parent != _Path(__file__).reso
         "remove its folder from sys.path."
     )
 
-__all__: list[str] = []
+from invariants.base import Invariant, InvariantFailure, Kind, always, eventually
+from invariants.checkout import (
+    no_double_charge,
+    no_leftover_reservation,
+    no_orphan_reservation,
+    stock_and_money_conserved,
+)
+from invariants.orchestration import (
+    acceptable_outcome,
+    compensation_reverse_order,
+    consumer_effect_at_most_once,
+    consumer_effect_exactly_once,
+    journal_terminal,
+    no_manual_without_fault,
+    rejected_plan_unchanged,
+    retries_reuse_key,
+    retry_budget,
+    state_and_event_together,
+    writes_within_plan,
+)
+
+__all__ = [
+    "DEFAULT_INVARIANTS",
+    "Invariant",
+    "InvariantFailure",
+    "Kind",
+    "always",
+    "by_name",
+    "eventually",
+]
+
+DEFAULT_INVARIANTS: tuple[Invariant, ...] = (
+    no_double_charge,
+    no_orphan_reservation,
+    stock_and_money_conserved,
+    consumer_effect_at_most_once,
+    state_and_event_together,
+    rejected_plan_unchanged,
+    writes_within_plan,
+    retries_reuse_key,
+    retry_budget,
+    compensation_reverse_order,
+    consumer_effect_exactly_once,
+    no_leftover_reservation,
+    journal_terminal,
+    no_manual_without_fault,
+    acceptable_outcome,
+)
+"""Every built-in invariant: safety (``always``) first, then liveness (``eventually``)."""
+
+
+def by_name(name: str) -> Invariant:
+    """The built-in invariant called ``name``."""
+    for invariant in DEFAULT_INVARIANTS:
+        if invariant.name == name:
+            return invariant
+    known = ", ".join(sorted(i.name for i in DEFAULT_INVARIANTS))
+    raise KeyError(f"no invariant named {name!r} (known: {known})")

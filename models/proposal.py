@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 import attrs
 
-__all__ = ["Call", "Plan", "ProposalFormat"]
+from models.strict_json import StrictJsonError, loads_strict
+
+__all__ = ["Call", "Plan", "ProposalFormat", "plan_from_json", "plan_to_json"]
 
 ProposalFormat = Literal[
     "openai_chat", "openai_completion", "openai_responses", "anthropic", "gemini", "plan"
@@ -64,3 +66,47 @@ class Plan:
                 for i, (name, arguments) in enumerate(calls)
             )
         )
+
+
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    """A plan as self-contained JSON (raw arguments kept), for traces and results."""
+    return {
+        "format": plan.format,
+        "calls": [
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.raw_arguments,
+                "depends_on": list(call.depends_on),
+            }
+            for call in plan.calls
+        ],
+    }
+
+
+def plan_from_json(data: Mapping[str, Any]) -> Plan:
+    """The inverse of ``plan_to_json``: raw arguments are parsed again, strictly."""
+    calls = []
+    for index, raw in enumerate(data["calls"]):
+        arguments: Any = raw["arguments"]
+        parsed: Any = arguments
+        error = None
+        if isinstance(arguments, str):
+            try:
+                parsed = loads_strict(arguments)
+            except StrictJsonError as problem:
+                parsed, error = None, str(problem)
+        if parsed is not None and not isinstance(parsed, dict):
+            parsed, error = None, f"arguments must be a JSON object (got {type(parsed).__name__})"
+        calls.append(
+            Call(
+                id=str(raw["id"]),
+                name=str(raw["name"]),
+                index=index,
+                raw_arguments=arguments,
+                arguments=parsed,
+                json_error=error,
+                depends_on=tuple(str(d) for d in raw.get("depends_on", ())),
+            )
+        )
+    return Plan(calls=tuple(calls), format=data.get("format", "plan"))

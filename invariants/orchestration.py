@@ -1,0 +1,243 @@
+"""Properties every orchestration policy must keep, whatever the tools are."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from invariants.base import always, eventually
+from models.policies.journal import TERMINAL_PHASES
+from models.proposal import Plan
+from models.runner import RunView
+from models.world import World
+
+__all__ = [
+    "acceptable_outcome",
+    "compensation_reverse_order",
+    "consumer_effect_at_most_once",
+    "consumer_effect_exactly_once",
+    "journal_terminal",
+    "no_manual_without_fault",
+    "rejected_plan_unchanged",
+    "retries_reuse_key",
+    "retry_budget",
+    "state_and_event_together",
+    "writes_within_plan",
+]
+
+
+@always
+def consumer_effect_at_most_once(view: RunView) -> Iterator[str]:
+    """A consumer applies each event at most once: a redelivered message without dedupe
+    ships the parcel twice."""
+    for event_id, count in sorted(view.world.effects.items()):
+        if count > 1:
+            yield f"event {event_id} applied {count} times by the consumer"
+
+
+@eventually
+def consumer_effect_exactly_once(view: RunView) -> Iterator[str]:
+    """Every committed change's event is consumed exactly once: a dual write that crashes
+    between commit and publish loses it for good."""
+    for event_id in view.world.committed_events():
+        count = view.world.effects.get(event_id, 0)
+        if count != 1:
+            op = _op_of_event(view.world, event_id)
+            yield f"event {event_id} ({op}) consumed {count} times, expected exactly once"
+
+
+@always
+def state_and_event_together(view: RunView) -> Iterator[str]:
+    """In outbox mode a committed change and its event exist together: an event that is
+    neither in the outbox, the broker nor consumed was lost or never written."""
+    world = view.world
+    if not world.outbox_mode:
+        return
+    known = {row["event"]["id"] for row in world.outbox}
+    known |= {d["event"]["id"] for d in world.broker} | set(world.effects)
+    for event_id in world.committed_events():
+        if event_id not in known:
+            yield f"event {event_id} ({_op_of_event(world, event_id)}) is committed but lost"
+
+
+@always
+def rejected_plan_unchanged(view: RunView) -> Iterator[str]:
+    """A plan that fails validation changes nothing: executing an invalid plan call by
+    call leaves the side effects of its valid prefix."""
+    for instance, codes in sorted(view.invalid_plans.items()):
+        for op in view.world.operations:
+            if op["owner"] == instance:
+                yield (
+                    f"{instance}'s plan is invalid ({', '.join(codes)}) but it committed "
+                    f"{op['tool']} on {op['resource']!r} (op {op['op']})"
+                )
+
+
+@always
+def writes_within_plan(view: RunView) -> Iterator[str]:
+    """Writes touch only the plan's resources (or undo the plan's own calls): a policy
+    must not write where the model never asked it to."""
+    allowed = {i: _plan_resources(view, p) for i, p in zip(view.instances, view.plans, strict=False)}
+    for op in view.world.operations:
+        resources = allowed.get(op["owner"], set())
+        if op["compensates"] is None and op["resource"] not in resources:
+            yield (
+                f"{op['owner']} wrote {op['tool']} on {op['resource']!r}, outside its plan's "
+                f"resources {sorted(resources)}"
+            )
+
+
+@always
+def retries_reuse_key(view: RunView) -> Iterator[str]:
+    """Every attempt of one call carries the same idempotency key: a fresh key on retry
+    turns an unknown outcome into a duplicate side effect."""
+    grouped: dict[tuple[str, str], list[str | None]] = {}
+    for attempt in view.history.attempts:
+        grouped.setdefault((attempt.instance, attempt.call_id), []).append(attempt.key)
+    for (instance, call_id), keys in sorted(grouped.items()):
+        if len(set(keys)) > 1:
+            yield f"{instance} retried {call_id} under {len(set(keys))} keys: {keys}"
+
+
+@always
+def retry_budget(view: RunView) -> Iterator[str]:
+    """A call is attempted at most ``max_attempts`` times, across restarts: an unbounded
+    retry hammers a failing service and never hands the case over."""
+    budget = view.policy.max_attempts
+    if budget is None:
+        return
+    grouped: dict[tuple[str, str], int] = {}
+    for attempt in view.history.attempts:
+        key = (attempt.instance, attempt.call_id)
+        grouped[key] = grouped.get(key, 0) + 1
+    for (instance, call_id), count in sorted(grouped.items()):
+        if count > budget:
+            yield f"{instance} attempted {call_id} {count} times (budget {budget})"
+
+
+@always
+def compensation_reverse_order(view: RunView) -> Iterator[str]:
+    """Compensations undo steps in reverse order of completion: releasing stock after
+    cancelling the order, or refunding before releasing, breaks the saga's contract."""
+    for instance in view.instances:
+        committed = [
+            op["call_id"]
+            for op in view.world.operations
+            if op["owner"] == instance and op["compensates"] is None
+        ]
+        undone = [
+            op["compensates"]
+            for op in view.world.operations
+            if op["owner"] == instance and op["compensates"] is not None
+        ]
+        positions = [committed.index(c) for c in undone if c in committed]
+        if positions != sorted(positions, reverse=True):
+            yield f"{instance} compensated {undone}, but completed them in order {committed}"
+
+
+@eventually
+def journal_terminal(view: RunView) -> Iterator[str]:
+    """Every journaled operation ends RECONCILED, REJECTED or MANUAL: anything else is a
+    case stuck half-way that nobody will look at."""
+    for instance in view.instances:
+        phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
+        if phases and phases[-1] not in TERMINAL_PHASES:
+            yield f"{instance}'s journal ends in {phases[-1]}"
+
+
+@eventually
+def no_manual_without_fault(view: RunView) -> Iterator[str]:
+    """A run with no injected fault never needs a person: MANUAL there is a policy bug."""
+    if view.history.fault_count:
+        return
+    for instance in view.instances:
+        phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
+        if phases and phases[-1] == "MANUAL":
+            yield f"{instance} ended in MANUAL although no fault was injected"
+
+
+@eventually
+def acceptable_outcome(view: RunView) -> Iterator[str]:
+    """Each plan ends completed (every write once), cleanly rolled back (every committed
+    write compensated), or in MANUAL with the diverging records listed; a half-done
+    checkout is none of these."""
+    world = view.world
+    for index, plan in enumerate(view.plans):
+        owners = [i for i, p in zip(view.instances, view.plans, strict=False) if p is plan]
+        if view.instances[index] != owners[0]:
+            continue
+        manual = [_last_phase_entry(world, o) for o in owners]
+        if any(e is not None and e.get("phase") == "MANUAL" for e in manual):
+            for owner, entry in zip(owners, manual, strict=False):
+                if (
+                    entry is not None
+                    and entry.get("phase") == "MANUAL"
+                    and not entry.get("diverging")
+                ):
+                    yield f"{owner} handed over to MANUAL without listing diverging records"
+            continue
+        problem = _outcome_problem(view, plan, owners)
+        if problem:
+            yield f"plan of {', '.join(owners)}: {problem}"
+
+
+def _outcome_problem(view: RunView, plan: Plan, owners: list[str]) -> str | None:
+    world = view.world
+    writes: dict[str, str] = {}
+    for call in plan.calls:
+        tool = view.contract.tool(call.name)
+        if tool is not None and tool.has_side_effect and call.arguments is not None:
+            writes.setdefault(world.intent_of(tool, call.arguments), call.id)
+    by_call = {
+        (o, c.id): world.intent_of(t, c.arguments)
+        for o in owners
+        for c in plan.calls
+        if (t := view.contract.tool(c.name)) is not None and c.arguments is not None
+    }
+    commits: dict[str, int] = {}
+    undone: dict[str, int] = {}
+    for op in world.operations:
+        if op["compensates"] is None:
+            if op["intent"] in writes:
+                commits[op["intent"]] = commits.get(op["intent"], 0) + 1
+        else:
+            intent = by_call.get((op["owner"], op["compensates"]))
+            if intent is not None:
+                undone[intent] = undone.get(intent, 0) + 1
+    twice = [writes[i] for i, n in commits.items() if n > 1]
+    if twice:
+        return f"{', '.join(sorted(twice))} committed more than once"
+    committed = [i for i in writes if commits.get(i)]
+    if len(committed) == len(writes) and not undone:
+        return None  # completed
+    kept = [writes[i] for i in committed if not undone.get(i)]
+    if not kept:
+        return None  # cleanly rolled back, or nothing ever committed
+    missing = [writes[i] for i in writes if not commits.get(i)]
+    return (
+        f"half done: {', '.join(kept)} committed and not undone, "
+        f"{', '.join(missing) or 'nothing'} never committed"
+    )
+
+
+def _plan_resources(view: RunView, plan: Plan) -> set[Any]:
+    resources: set[Any] = set()
+    for call in plan.calls:
+        tool = view.contract.tool(call.name)
+        if tool is not None and tool.resource and call.arguments is not None:
+            resources.add(str(call.arguments.get(tool.resource, "")))
+    return resources
+
+
+def _last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:
+    for entry in reversed(world.journals.get(instance, [])):
+        if "phase" in entry:
+            return entry
+    return None
+
+
+def _op_of_event(world: World, event_id: str) -> str:
+    for op in world.operations:
+        if event_id in op["events"]:
+            return f"{op['tool']} on {op['resource']!r}"
+    return "unknown operation"

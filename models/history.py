@@ -1,0 +1,55 @@
+"""What the runner remembers about a run for properties that look at history.
+
+The world holds durable state; this holds the monitor's record: every attempt of every
+plan call with the key it used, and the faults the checker injected. Invariants read both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["Attempt", "History"]
+
+
+@attrs.frozen(kw_only=True)
+class Attempt:
+    """One tool request an orchestrator sent for a plan call or a compensation."""
+
+    step: int
+    instance: str
+    call_id: str
+    tool: str
+    key: str | None
+    compensates: str | None
+
+
+@attrs.define
+class History:
+    """Attempts in send order, plus counts of injected faults by kind."""
+
+    attempts: list[Attempt] = attrs.field(factory=list)
+    faults: dict[str, int] = attrs.field(factory=dict)
+
+    def record_fault(self, kind: str) -> None:
+        self.faults[kind] = self.faults.get(kind, 0) + 1
+
+    @property
+    def fault_count(self) -> int:
+        return sum(self.faults.values())
+
+    def attempts_by_call(self) -> dict[tuple[str, str], list[Attempt]]:
+        """Plan-call attempts (not compensations) grouped by (instance, call id)."""
+        grouped: dict[tuple[str, str], list[Attempt]] = {}
+        for attempt in self.attempts:
+            if attempt.compensates is None:
+                grouped.setdefault((attempt.instance, attempt.call_id), []).append(attempt)
+        return grouped
+
+    def monitor_state(self) -> dict[str, Any]:
+        """The history facts invariants depend on, for state deduplication."""
+        keys: dict[str, list[str | None]] = {}
+        for (instance, call_id), attempts in sorted(self.attempts_by_call().items()):
+            keys[f"{instance}/{call_id}"] = [a.key for a in attempts]
+        return {"attempt_keys": keys, "faults": dict(sorted(self.faults.items()))}

@@ -1,0 +1,41 @@
+"""Orchestration policies: the interface, ``naive``, ``guarded`` and the five controls."""
+
+from __future__ import annotations
+
+from models.policies.base import OrchestratorContext, Policy
+from models.policies.controls import (
+    DESIGNATED,
+    DualWrite,
+    FreshKeyRetry,
+    LazyValidation,
+    NoCompensation,
+    NoDedupe,
+)
+from models.policies.guarded import Guarded
+from models.policies.naive import Naive
+
+__all__ = [
+    "BUILTIN_POLICIES",
+    "CONTROL_POLICIES",
+    "DESIGNATED",
+    "Guarded",
+    "Naive",
+    "OrchestratorContext",
+    "Policy",
+    "builtin_policy",
+]
+
+CONTROL_POLICIES: tuple[type[Policy], ...] = (
+    FreshKeyRetry,
+    NoCompensation,
+    DualWrite,
+    NoDedupe,
+    LazyValidation,
+)
+BUILTIN_POLICIES: dict[str, type[Policy]] = {p.name: p for p in (Naive, Guarded, *CONTROL_POLICIES)}
+
+
+def builtin_policy(name: str) -> Policy | None:
+    """A fresh instance of the built-in policy ``name``, or None."""
+    factory = BUILTIN_POLICIES.get(name)
+    return factory() if factory is not None else None

@@ -1,0 +1,92 @@
+"""The policy interface: how an orchestrator, its outbox relay and its consumer behave.
+
+A policy is three generators. Each ``yield``s requests from ``models.requests`` and is
+resumed with the world's answer; each yield is a point where the checker may interleave,
+inject a fault or crash the actor. After a crash the generator is dropped and
+``orchestrate`` starts again: only what it wrote through requests (its journal, the
+services' state) survives. A page of code is enough for a new policy: subclass ``Policy``
+and write ``orchestrate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import attrs
+
+from models.contract import Contract, Tool
+from models.proposal import Call, Plan
+from models.requests import (
+    Ack,
+    ApplyEffect,
+    BrokerSend,
+    Delivery,
+    OutboxFetch,
+    OutboxMarkPublished,
+    Request,
+    SeenCheck,
+)
+
+__all__ = ["ActorGen", "OrchestratorContext", "Policy"]
+
+ActorGen = Generator[Request, Any, None]
+
+
+@attrs.frozen(kw_only=True)
+class OrchestratorContext:
+    """What an orchestrator instance knows when it (re)starts: its name, plan and contract."""
+
+    instance: str
+    plan: Plan
+    contract: Contract
+
+    def tool(self, call: Call) -> Tool | None:
+        return self.contract.tool(call.name)
+
+    def key_of(self, call: Call) -> str | None:
+        """The idempotency key the model gave this call, if its tool has one."""
+        tool = self.tool(call)
+        if tool is None or tool.idempotency_key is None or call.arguments is None:
+            return None
+        value = call.arguments.get(tool.idempotency_key)
+        return None if value is None else str(value)
+
+
+class Policy:
+    """Base class: an outbox relay and a deduplicating consumer; subclasses orchestrate.
+
+    Class attributes a subclass may override:
+
+    - ``name``: the stable name used in traces and on the command line;
+    - ``uses_outbox``: tool calls write their events into the outbox in the same local
+      transaction (otherwise the orchestrator must ``Publish`` them: a dual write);
+    - ``max_attempts``: the retry budget per call, which the ``retry_budget`` invariant
+      holds the policy to (``None``: no budget declared).
+    """
+
+    name: str = "policy"
+    uses_outbox: bool = True
+    max_attempts: int | None = 3
+
+    def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
+        raise NotImplementedError(f"{type(self).__name__} must implement orchestrate()")
+
+    def relay(self) -> ActorGen:
+        """Publish one outbox row: fetch, send, then mark. A crash between send and mark
+        sends it again, so the consumer must deduplicate."""
+        event = yield OutboxFetch()
+        if event is None:
+            return
+        yield BrokerSend(event=event)
+        yield OutboxMarkPublished(event_id=event["id"])
+
+    def consume(self, delivery: Delivery) -> ActorGen:
+        """Apply a delivered event once: the dedupe record commits with the effect."""
+        seen = yield SeenCheck(event_id=delivery.event_id)
+        if not seen:
+            yield ApplyEffect(event=delivery.event, record_seen=True)
+        yield Ack(delivery_id=delivery.delivery_id)
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}>"

@@ -1,0 +1,262 @@
+"""``guarded``: the full production chain of BRIEF.md, and the switches its controls flip.
+
+- a durable journal: PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, REJECTED or MANUAL;
+- the whole plan is validated before any side effect;
+- one stable key per operation (the model's), reused across retries and restarts, with
+  the attempt count journaled before each send;
+- errors are classified: a transient error or a conflict backs off and retries within the
+  budget; a rejection is final; a timeout is UNKNOWN and is resolved by querying the state
+  before any replay, so a key whose record may have expired is never replayed blind;
+- saga compensation in reverse order of the completed steps;
+- events through the outbox and a relay, a deduplicating consumer;
+- MANUAL, with the diverging records, when compensation fails or UNKNOWN stays unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from models.contract import ArgRef, ReceiptRef, Tool
+from models.policies.base import ActorGen, OrchestratorContext, Policy
+from models.policies.journal import JournalState
+from models.proposal import Call
+from models.requests import (
+    Invoke,
+    JournalAppend,
+    JournalRead,
+    Lookup,
+    Publish,
+    Reconcile,
+    Request,
+    Sleep,
+    ToolResult,
+)
+from models.validation import validate
+
+__all__ = ["Guarded"]
+
+Outcome = tuple[str, Mapping[str, Any] | None, str]  # ("ok"|"failed"|"unknown", receipt, why)
+_Sub = Generator[Request, Any, Outcome]
+
+UNDO = "~undo"
+
+
+class Guarded(Policy):
+    """The reference policy. Positive controls subclass it and turn one switch off."""
+
+    name = "guarded"
+    uses_outbox = True
+    max_attempts: int | None = 4
+    backoff: tuple[int, ...] = (1, 2, 4, 8)
+    lookup_attempts = 3
+    # The mechanisms a positive control removes, one each.
+    validate_first = True
+    resolve_unknown = True
+    compensate = True
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
+        state = JournalState.fold((yield JournalRead()))
+        if state.terminal:
+            return
+        calls = ctx.plan.by_id()
+        if state.phase is None:
+            yield from self.write(state, {"phase": "PROPOSED", "calls": list(calls)})
+        if state.phase == "PROPOSED":
+            order = [c.id for c in ctx.plan.calls]
+            if self.validate_first:
+                verdict = validate(ctx.contract, ctx.plan)
+                if not verdict.valid:
+                    codes = sorted(set(verdict.codes()))
+                    yield from self.write(state, {"phase": "REJECTED", "codes": codes})
+                    return
+                order = [str(c) for c in verdict.plan.get("order", order)]
+            yield from self.write(state, {"phase": "VALIDATED", "order": order})
+        if state.phase == "VALIDATED":
+            yield from self.write(state, {"phase": "EXECUTING"})
+        if state.phase == "EXECUTING":
+            for call_id in state.order:
+                if call_id in state.receipts:
+                    continue
+                if call_id in state.failed:
+                    break
+                outcome = yield from self.execute_call(ctx, calls[call_id], state)
+                if outcome[0] == "unknown":
+                    yield from self.manual(state, [f"{call_id}: outcome unknown ({outcome[2]})"])
+                    return
+                if outcome[0] == "failed":
+                    break
+            if not state.failed:
+                diverging = yield Reconcile(receipts=dict(state.receipts))
+                if diverging:
+                    yield from self.manual(state, list(diverging))
+                    return
+                yield from self.write(state, {"phase": "RECONCILED", "outcome": "completed"})
+                return
+            if not self.compensate:
+                yield from self.write(state, {"phase": "RECONCILED", "outcome": "failed"})
+                return
+            yield from self.write(state, {"phase": "COMPENSATING"})
+        if state.phase == "COMPENSATING":
+            problems = yield from self.compensate_all(ctx, calls, state)
+            if problems:
+                yield from self.manual(state, problems)
+                return
+            yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
+
+    def manual(self, state: JournalState, diverging: list[str]) -> ActorGen:
+        """Hand the operation to a person, listing what does not add up."""
+        yield from self.write(state, {"phase": "MANUAL", "diverging": diverging})
+
+    # -- one call ---------------------------------------------------------------------------
+
+    def execute_call(self, ctx: OrchestratorContext, call: Call, state: JournalState) -> _Sub:
+        tool = ctx.tool(call)
+        assert tool is not None and call.arguments is not None
+        outcome = yield from self.run_with_retries(
+            ctx, tool, dict(call.arguments), call.id, state, compensates=None
+        )
+        if outcome[0] == "ok":
+            receipt = dict(outcome[1] or {})
+            yield from self.write(state, {"call": call.id, "event": "done", "receipt": receipt})
+        elif outcome[0] == "failed":
+            yield from self.write(state, {"call": call.id, "event": "failed", "code": outcome[2]})
+        return outcome
+
+    def write(self, state: JournalState, entry: dict[str, Any]) -> ActorGen:
+        """Append to the durable journal and fold the entry into the in-memory view."""
+        yield JournalAppend(entry=entry)
+        state.apply(entry)
+
+    def run_with_retries(
+        self,
+        ctx: OrchestratorContext,
+        tool: Tool,
+        arguments: dict[str, Any],
+        journal_id: str,
+        state: JournalState,
+        *,
+        compensates: str | None,
+    ) -> _Sub:
+        """Send with one stable key until a definite answer or the budget is spent."""
+        budget = self.max_attempts if self.max_attempts is not None else 1_000_000
+        if journal_id in state.unresolved:  # a restart after an unanswered attempt
+            found = yield from self.resolve(tool, arguments, journal_id, state)
+            if found[0] != "failed":
+                return found
+        why = "budget exhausted"
+        while state.attempts.get(journal_id, 0) < budget:
+            attempt = state.attempts.get(journal_id, 0) + 1
+            yield from self.write(state, {"call": journal_id, "event": "attempt", "n": attempt})
+            result: ToolResult = yield Invoke(
+                tool=tool.name,
+                arguments=self.arguments_for_attempt(tool, arguments, attempt),
+                call_id=journal_id,
+                compensates=compensates,
+            )
+            if result.status == "ok":
+                yield from self.after_commit(result)
+                return ("ok", result.receipt, "")
+            if result.status == "rejected":
+                return ("failed", None, result.code or "rejected")
+            if result.status == "timeout" and self.resolve_unknown:
+                found = yield from self.resolve(tool, arguments, journal_id, state)
+                if found[0] != "failed":
+                    return found
+            why = result.code or result.status
+            yield from self.sleep(attempt)
+        return ("failed", None, f"retries exhausted ({why})")
+
+    def resolve(
+        self, tool: Tool, arguments: dict[str, Any], journal_id: str, state: JournalState
+    ) -> _Sub:
+        """UNKNOWN: ask the service whether the intent committed. ``failed`` here means
+        "definitely not committed", so a replay with the same key is safe."""
+        for _ in range(self.lookup_attempts):
+            answer: ToolResult = yield Lookup(
+                tool=tool.name, arguments=arguments, call_id=journal_id
+            )
+            if answer.status == "ok":
+                if answer.receipt is not None:
+                    return ("ok", answer.receipt, "")
+                yield from self.write(state, {"call": journal_id, "event": "not_committed"})
+                return ("failed", None, "not committed")
+        return ("unknown", None, "the state could not be queried")
+
+    def arguments_for_attempt(
+        self, tool: Tool, arguments: dict[str, Any], attempt: int
+    ) -> dict[str, Any]:
+        """Every attempt carries the same arguments, and so the same key."""
+        return arguments
+
+    def after_commit(self, result: ToolResult) -> ActorGen:
+        """With the outbox there is nothing to do; a dual-write policy publishes here."""
+        if not self.uses_outbox:
+            for event in result.events:
+                yield Publish(event=event)
+
+    def sleep(self, attempt: int) -> ActorGen:
+        yield Sleep(ticks=self.backoff[min(attempt, len(self.backoff)) - 1])
+
+    # -- the saga ---------------------------------------------------------------------------
+
+    def compensate_all(
+        self, ctx: OrchestratorContext, calls: Mapping[str, Call], state: JournalState
+    ) -> Generator[Request, Any, list[str]]:
+        """Undo completed steps in reverse order; return what could not be undone."""
+        problems: list[str] = []
+        for call_id in reversed(state.completed):
+            if call_id in state.compensated:
+                continue
+            call = calls[call_id]
+            tool = ctx.tool(call)
+            assert tool is not None and call.arguments is not None
+            if tool.compensated_by is None:
+                if tool.has_side_effect:
+                    problems.append(f"{call_id}: {tool.name} committed and has no compensation")
+                continue
+            undo = ctx.contract.tool(tool.compensated_by.tool)
+            assert undo is not None
+            arguments = self.compensation_arguments(
+                tool, undo, dict(call.arguments), state.receipts.get(call_id, {})
+            )
+            outcome = yield from self.run_with_retries(
+                ctx, undo, arguments, call_id + UNDO, state, compensates=call_id
+            )
+            if outcome[0] != "ok":
+                problems.append(f"{call_id}: compensation {undo.name} {outcome[0]} ({outcome[2]})")
+                break
+            receipt = dict(outcome[1] or {})
+            yield from self.write(
+                state, {"call": call_id, "event": "compensated", "receipt": receipt}
+            )
+        return problems
+
+    def compensation_arguments(
+        self,
+        tool: Tool,
+        undo: Tool,
+        original: dict[str, Any],
+        receipt: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Resolve ``compensated_by`` references; derive the undo's key from the original."""
+        spec = tool.compensated_by
+        assert spec is not None
+        properties = undo.parameters.get("properties", {})
+        if spec.arguments is None:
+            arguments = {k: v for k, v in original.items() if k in properties}
+        else:
+            arguments = {}
+            for name, value in spec.arguments.items():
+                if isinstance(value, ArgRef):
+                    arguments[name] = original.get(value.name)
+                elif isinstance(value, ReceiptRef):
+                    arguments[name] = receipt.get(value.field)
+                else:
+                    arguments[name] = value
+        if undo.idempotency_key and undo.idempotency_key not in arguments:
+            base = original.get(tool.idempotency_key or "", "")
+            arguments[undo.idempotency_key] = f"{base}{UNDO}"
+        return arguments

@@ -1,0 +1,343 @@
+"""The world: durable services, the idempotency store, outbox, broker, consumer and clock.
+
+Everything here is durable: it survives any actor's crash. Actors' volatile state lives in
+their generators, which the runner drops on a crash. Tool calls are two-phase so that
+concurrent orchestrators can meet a key that is in flight: ``send`` admits the request (or
+answers at once with a replay or a conflict) and ``complete`` finishes it with the outcome
+the checker chose.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+import jsonschema
+
+from models.canonical import canonical_json, normalize, stable_hash
+from models.checkout import CHECKOUT
+from models.contract import Contract, Tool
+from models.fixture import WorldFixture
+from models.idempotency import DEFAULT_TTL, IdempotencyStore
+from models.requests import Invoke, ToolResult
+from models.services import Committed, Handler, ServiceSet, merge_service_sets
+
+__all__ = ["OUTCOMES", "READ_OUTCOMES", "Outcome", "PendingCall", "World", "intent_body"]
+
+Outcome = Literal[
+    "ok",
+    "timeout_before_commit",
+    "lost_response_after_commit",
+    "transient_error",
+    "permanent_error",
+]
+OUTCOMES: tuple[Outcome, ...] = (
+    "ok",
+    "timeout_before_commit",
+    "lost_response_after_commit",
+    "transient_error",
+    "permanent_error",
+)
+READ_OUTCOMES: tuple[Outcome, ...] = ("ok", "timeout_before_commit", "transient_error")
+
+
+@attrs.frozen(kw_only=True)
+class PendingCall:
+    """A request the service has admitted and not yet answered."""
+
+    owner: str
+    invoke: Invoke
+    tool: Tool
+    key: str | None
+    intent: str
+    resource: str
+
+    def outcomes(self) -> tuple[Outcome, ...]:
+        return OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
+
+
+def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments that say what the operation does: all but a pure idempotency key.
+
+    A key argument the schema requires is business identity (a refund is keyed by its
+    charge id), so it stays part of the intent.
+    """
+    key = tool.idempotency_key
+    if key is None or key in tool.parameters.get("required", ()):
+        return dict(arguments)
+    return {k: v for k, v in arguments.items() if k != key}
+
+
+class World:
+    """All durable state of one run. Deterministic: no clock, randomness or set order."""
+
+    def __init__(
+        self,
+        *,
+        contract: Contract,
+        fixture: WorldFixture,
+        services: tuple[ServiceSet, ...] = (CHECKOUT,),
+        outbox: bool = True,
+        ttl: int = DEFAULT_TTL,
+        check_request_hash: bool = True,
+    ) -> None:
+        self.contract = contract
+        self.fixture = fixture
+        self.services = services
+        self.outbox_mode = outbox
+        self.tenant = fixture.tenant
+        self.clock = 0
+        self.state: dict[str, dict[str, Any]] = {
+            s.name: s.initial_state(fixture.document) for s in services
+        }
+        self._table: dict[str, tuple[str, Handler]] = merge_service_sets(services)
+        self.store = IdempotencyStore(ttl=ttl, check_request_hash=check_request_hash)
+        self.operations: list[dict[str, Any]] = []
+        self.outbox: list[dict[str, Any]] = []
+        self.broker: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+        self.effects: dict[str, int] = {}
+        self.journals: dict[str, list[dict[str, Any]]] = {}
+        self.counters = {"event": 0, "delivery": 0}
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def argument_problems(self, tool: Tool, arguments: Mapping[str, Any] | None) -> list[str]:
+        """Why a service would refuse these arguments outright (schema), or nothing."""
+        if arguments is None:
+            return ["arguments are not a JSON object"]
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            validator = jsonschema.Draft202012Validator(dict(tool.parameters))
+            self._validators[tool.name] = validator
+        try:
+            return sorted(e.message for e in validator.iter_errors(dict(arguments)))
+        except RecursionError:
+            return ["arguments nest too deeply"]
+
+    def send(self, owner: str, invoke: Invoke) -> PendingCall | ToolResult:
+        """Admit a tool request, or answer it at once (unknown tool, bad arguments, replay,
+        conflict)."""
+        tool = self.contract.tool(invoke.tool)
+        if tool is None or invoke.tool not in self._table:
+            return ToolResult(
+                status="rejected", code="unknown_tool", message=f"no service for {invoke.tool!r}"
+            )
+        problems = self.argument_problems(tool, invoke.arguments)
+        if problems:
+            return ToolResult(status="rejected", code="invalid_arguments", message=problems[0])
+        arguments = dict(invoke.arguments)
+        key = None
+        if tool.idempotency_key is not None and tool.idempotency_key in arguments:
+            key = str(arguments[tool.idempotency_key])
+        body = intent_body(tool, arguments)
+        intent = self.intent_of(tool, arguments)
+        resource = str(arguments.get(tool.resource, "")) if tool.resource else ""
+        if key is not None and tool.has_side_effect:
+            begin = self.store.begin(
+                tenant=self.tenant,
+                key=key,
+                user_id=str(arguments.get("customer_id", owner)),
+                operation_type=tool.name,
+                resource_id=resource,
+                intent_hash=intent,
+                request_hash=stable_hash(canonical_json(body)),
+                now=self.clock,
+                owner=owner,
+            )
+            if begin.decision == "conflict":
+                return ToolResult(
+                    status="conflict", code="idempotency_conflict", message=begin.reason
+                )
+            if begin.decision == "replay":
+                assert begin.record is not None
+                stored = dict(begin.record.result_receipt or {})
+                if begin.record.status == "rejected":
+                    return ToolResult(
+                        status="rejected",
+                        code=str(stored.get("code", "")),
+                        message=str(stored.get("message", "")),
+                        replayed=True,
+                    )
+                return ToolResult(status="ok", receipt=stored, replayed=True)
+        return PendingCall(
+            owner=owner, invoke=invoke, tool=tool, key=key, intent=intent, resource=resource
+        )
+
+    def complete(self, pending: PendingCall, outcome: Outcome) -> ToolResult:
+        """Finish an admitted request with the outcome the checker chose."""
+        if outcome in ("timeout_before_commit", "transient_error"):
+            self._abort_key(pending)
+            if outcome == "transient_error":
+                return ToolResult(status="error", code="transient", message="service unavailable")
+            return ToolResult(status="timeout", code="timeout", message="no response in time")
+        if outcome == "permanent_error":
+            result = ToolResult(
+                status="rejected",
+                code="declined",
+                message=f"{pending.tool.name} declined by the service",
+            )
+            self._store_rejection(pending, result)
+            return result
+        result = self._execute(pending)
+        if outcome == "lost_response_after_commit":
+            return ToolResult(status="timeout", code="timeout", message="response lost")
+        return result
+
+    def abort(self, pending: PendingCall) -> None:
+        """The caller crashed before the request was processed: nothing commits."""
+        self._abort_key(pending)
+
+    def _abort_key(self, pending: PendingCall) -> None:
+        if pending.key is not None and pending.tool.has_side_effect:
+            self.store.abort(self.tenant, pending.key)
+
+    def _store_rejection(self, pending: PendingCall, result: ToolResult) -> None:
+        if pending.key is not None and pending.tool.has_side_effect:
+            self.store.finish(
+                self.tenant,
+                pending.key,
+                status="rejected",
+                receipt={"code": result.code, "message": result.message},
+            )
+
+    def _execute(self, pending: PendingCall) -> ToolResult:
+        service, handler = self._table[pending.tool.name]
+        outcome = handler(self.state[service], normalize(dict(pending.invoke.arguments)))
+        if not isinstance(outcome, Committed):
+            result = ToolResult(status="rejected", code=outcome.code, message=outcome.message)
+            self._store_rejection(pending, result)
+            return result
+        receipt = dict(outcome.receipt)
+        if not pending.tool.has_side_effect:
+            return ToolResult(status="ok", receipt=receipt)
+        events = tuple(self._new_event(e) for e in outcome.events)
+        self.operations.append(
+            {
+                "op": len(self.operations) + 1,
+                "tool": pending.tool.name,
+                "call_id": pending.invoke.call_id,
+                "compensates": pending.invoke.compensates,
+                "owner": pending.owner,
+                "key": pending.key,
+                "intent": pending.intent,
+                "resource": pending.resource,
+                "receipt": receipt,
+                "events": [e["id"] for e in events],
+                "at": self.clock,
+            }
+        )
+        if self.outbox_mode:
+            self.outbox.extend({"event": e, "published": False} for e in events)
+        if pending.key is not None:
+            self.store.finish(self.tenant, pending.key, status="committed", receipt=receipt)
+        return ToolResult(status="ok", receipt=receipt, events=events)
+
+    def _new_event(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.counters["event"] += 1
+        return {"id": f"evt_{self.counters['event']}", **body}
+
+    @staticmethod
+    def intent_of(tool: Tool, arguments: Mapping[str, Any]) -> str:
+        """The stable hash that says two requests are the same operation."""
+        return stable_hash({"tool": tool.name, "arguments": intent_body(tool, arguments)})
+
+    def lookup(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The receipt of the latest committed operation with this intent, or None."""
+        spec = self.contract.tool(tool)
+        if spec is None:
+            return None
+        intent = self.intent_of(spec, arguments)
+        for op in reversed(self.operations):
+            if op["tool"] == tool and op["intent"] == intent:
+                return dict(op["receipt"])
+        return None
+
+    def reconcile(self, receipts: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """Receipts that match no committed operation, as readable records."""
+        committed = {canonical_json(normalize(op["receipt"])) for op in self.operations}
+        return [
+            f"{call_id}: receipt {canonical_json(normalize(dict(r)))} matches no committed "
+            "operation"
+            for call_id, r in sorted(receipts.items())
+            if canonical_json(normalize(dict(r))) not in committed
+        ]
+
+    # -- messaging -------------------------------------------------------------------------
+
+    def unpublished(self) -> dict[str, Any] | None:
+        for row in self.outbox:
+            if not row["published"]:
+                return dict(row["event"])
+        return None
+
+    def mark_published(self, event_id: str) -> None:
+        for row in self.outbox:
+            if row["event"]["id"] == event_id:
+                row["published"] = True
+
+    def enqueue(self, event: Mapping[str, Any], *, copies: int = 1) -> None:
+        for _ in range(copies):
+            self.counters["delivery"] += 1
+            self.broker.append(
+                {
+                    "delivery_id": f"d_{self.counters['delivery']}",
+                    "event": dict(event),
+                    "state": "ready",
+                }
+            )
+
+    def ready_deliveries(self) -> list[dict[str, Any]]:
+        return [d for d in self.broker if d["state"] == "ready"]
+
+    def take(self, delivery_id: str) -> dict[str, Any]:
+        for delivery in self.broker:
+            if delivery["delivery_id"] == delivery_id:
+                delivery["state"] = "in_flight"
+                return delivery
+        raise KeyError(delivery_id)
+
+    def ack(self, delivery_id: str, *, lost: bool) -> None:
+        """A lost ACK leaves the message to be redelivered."""
+        for index, delivery in enumerate(self.broker):
+            if delivery["delivery_id"] == delivery_id:
+                if lost:
+                    delivery["state"] = "ready"
+                else:
+                    del self.broker[index]
+                return
+
+    def requeue(self, delivery_id: str) -> None:
+        """The consumer crashed holding this delivery: the broker redelivers it later."""
+        self.ack(delivery_id, lost=True)
+
+    def apply_effect(self, event: Mapping[str, Any], *, record_seen: bool) -> None:
+        event_id = str(event["id"])
+        self.effects[event_id] = self.effects.get(event_id, 0) + 1
+        if record_seen:
+            self.seen.add(event_id)
+
+    # -- views -----------------------------------------------------------------------------
+
+    def committed_events(self) -> list[str]:
+        return [e for op in self.operations for e in op["events"]]
+
+    def business_state(self) -> dict[str, Any]:
+        """The services' state alone: what a rejected plan must leave untouched."""
+        return self.state
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every durable part of the world as canonical JSON-ready data."""
+        return {
+            "clock": self.clock,
+            "services": copy.deepcopy(self.state),
+            "idempotency": self.store.snapshot(),
+            "operations": copy.deepcopy(self.operations),
+            "outbox": copy.deepcopy(self.outbox),
+            "broker": copy.deepcopy(self.broker),
+            "consumer": {"seen": sorted(self.seen), "effects": dict(sorted(self.effects.items()))},
+            "journals": copy.deepcopy(self.journals),
+        }
