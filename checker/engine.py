@@ -8,7 +8,7 @@ report, so ``txcheck explore`` can put them behind one command and one trace for
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -127,9 +127,3 @@ class Engine(Protocol):
     name: str
 
     def explore(self, target: Target, budget: Budget) -> EngineReport: ...
-
-
-def count_deviations(execution: Execution, defaults: Sequence[bool]) -> int:
-    """How many of an execution's steps were not the default choice (``defaults[i]``
-    says whether step i was)."""
-    return sum(1 for is_default in defaults[: len(execution.steps)] if not is_default)

@@ -76,6 +76,11 @@ class Execution:
         return self.run.steps
 
     @property
+    def deviations(self) -> int:
+        """How many steps took a choice other than the default."""
+        return sum(1 for step in self.run.steps if step.deviation)
+
+    @property
     def ok(self) -> bool:
         return not self.failures and self.divergence is None and self.error is None
 
@@ -139,7 +144,7 @@ def execute(
                     step=len(run.steps), wanted=wanted, available=tuple(available)
                 )
                 return Execution(run=run, failures=tuple(failures), divergence=divergence)
-            if after(run.apply(wanted)):
+            if after(run.apply(wanted, deviation=wanted != available[0])):
                 return Execution(run=run, failures=tuple(failures))
         if chooser is not None:
             while options := run.choices():
@@ -151,7 +156,7 @@ def execute(
                 picked = chooser(run, options)
                 if picked is None:
                     break
-                if after(run.apply(picked)):
+                if after(run.apply(picked, deviation=picked != options[0])):
                     return Execution(run=run, failures=tuple(failures))
         if not quiesce:
             return Execution(run=run, failures=tuple(failures))

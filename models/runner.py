@@ -91,6 +91,7 @@ class Step:
 
     index: int
     choice: Choice
+    deviation: bool = False
     request: Mapping[str, Any] = attrs.field(factory=dict)
     observed: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -98,6 +99,7 @@ class Step:
         return {
             "i": self.index,
             **self.choice.to_json(),
+            "deviation": self.deviation,
             "request": dict(self.request),
             "observed": dict(self.observed),
         }
@@ -264,8 +266,9 @@ class Run:
 
     # -- applying a choice ------------------------------------------------------------------
 
-    def apply(self, choice: Choice) -> Step:
-        """Apply one choice from ``choices()``; the caller is trusted to pick from it."""
+    def apply(self, choice: Choice, *, deviation: bool = False) -> Step:
+        """Apply one choice from ``choices()``; the caller is trusted to pick from it and
+        says whether it is a deviation (not the first, default choice)."""
         if choice.is_fault:
             self.history.record_fault(choice.outcome if choice.outcome != "ok" else choice.action)
         request: dict[str, Any] = {}
@@ -305,7 +308,13 @@ class Run:
                     assert actor.request is not None
                     request = _summary(actor.request)
                     observed = self._process(actor, actor.request, choice.outcome)
-        step = Step(index=len(self.steps), choice=choice, request=request, observed=observed)
+        step = Step(
+            index=len(self.steps),
+            choice=choice,
+            deviation=deviation,
+            request=request,
+            observed=observed,
+        )
         self.steps.append(step)
         return step
 
