@@ -20,6 +20,7 @@ __all__ = [
     "Invoke",
     "JournalAppend",
     "JournalRead",
+    "KeyLookup",
     "Lookup",
     "MarkSeen",
     "OutboxFetch",
@@ -85,6 +86,14 @@ class Lookup:
     tool: str
     arguments: Mapping[str, Any] = attrs.field(eq=False)
     call_id: str
+
+
+@attrs.frozen(kw_only=True)
+class KeyLookup:
+    """Ask the idempotency store for a key's live record: its status and stored result,
+    or None. Unlike ``Lookup`` it knows nothing once the record has expired."""
+
+    key: str
 
 
 @attrs.frozen(kw_only=True)
@@ -185,6 +194,7 @@ class Ack:
 Request = (
     Invoke
     | Lookup
+    | KeyLookup
     | Reconcile
     | JournalAppend
     | JournalRead

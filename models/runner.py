@@ -28,6 +28,7 @@ from models.requests import (
     Invoke,
     JournalAppend,
     JournalRead,
+    KeyLookup,
     Lookup,
     MarkSeen,
     OutboxFetch,
@@ -356,7 +357,9 @@ class Run:
         except StopIteration:
             actor.gen, actor.request = None, None
             actor.done = actor.name in self._contexts
-            if actor.name == CONSUMER:
+            if actor.name == CONSUMER and actor.delivery is not None:
+                # Finished without an ACK: the visibility timeout hands it back.
+                self.world.requeue(actor.delivery)
                 actor.delivery = None
         except Exception as error:
             raise PolicyError(
@@ -400,6 +403,10 @@ class Run:
                 receipt = world.lookup(request.tool, request.arguments)
                 response = ToolResult(status="ok", receipt=receipt)
             observed = response.summary()
+        elif isinstance(request, KeyLookup):
+            record = world.store.lookup(world.tenant, request.key, world.clock)
+            response = None if record is None else record.to_json()
+            observed = {"record": None if record is None else record.status}
         elif isinstance(request, Reconcile):
             response = world.reconcile(request.receipts)
             observed = {"diverging": list(response)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from models.contract import Tool
-from models.policies.base import ActorGen
+from models.policies.base import ActorGen, OrchestratorContext
 from models.policies.guarded import Guarded
 from models.requests import Ack, ApplyEffect, Delivery
 
@@ -30,7 +30,7 @@ class FreshKeyRetry(Guarded):
     resolve_unknown = False
 
     def arguments_for_attempt(
-        self, tool: Tool, arguments: dict[str, Any], attempt: int
+        self, ctx: OrchestratorContext, tool: Tool, arguments: dict[str, Any], attempt: int
     ) -> dict[str, Any]:
         key = tool.idempotency_key
         if attempt == 1 or key is None or key not in arguments:

@@ -58,21 +58,17 @@ class Guarded(Policy):
     # -- the plan ---------------------------------------------------------------------------
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
-        state = JournalState.fold((yield JournalRead()))
+        state = self.recover((yield JournalRead()))
         if state.terminal:
             return
         calls = ctx.plan.by_id()
         if state.phase is None:
             yield from self.write(state, {"phase": "PROPOSED", "calls": list(calls)})
         if state.phase == "PROPOSED":
-            order = [c.id for c in ctx.plan.calls]
-            if self.validate_first:
-                verdict = validate(ctx.contract, ctx.plan)
-                if not verdict.valid:
-                    codes = sorted(set(verdict.codes()))
-                    yield from self.write(state, {"phase": "REJECTED", "codes": codes})
-                    return
-                order = [str(c) for c in verdict.plan.get("order", order)]
+            codes, order = self.check_plan(ctx)
+            if codes:
+                yield from self.write(state, {"phase": "REJECTED", "codes": codes})
+                return
             yield from self.write(state, {"phase": "VALIDATED", "order": order})
         if state.phase == "VALIDATED":
             yield from self.write(state, {"phase": "EXECUTING"})
@@ -105,6 +101,18 @@ class Guarded(Policy):
                 yield from self.manual(state, problems)
                 return
             yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
+
+    def recover(self, entries: tuple[dict[str, Any], ...]) -> JournalState:
+        """What a (re)started instance knows: its durable journal, folded."""
+        return JournalState.fold(entries)
+
+    def check_plan(self, ctx: OrchestratorContext) -> tuple[list[str], list[str]]:
+        """The whole plan's violation codes (empty when valid) and its execution order."""
+        listed = [c.id for c in ctx.plan.calls]
+        if not self.validate_first:
+            return [], listed
+        verdict = validate(ctx.contract, ctx.plan)
+        return sorted(set(verdict.codes())), [str(c) for c in verdict.plan.get("order", listed)]
 
     def manual(self, state: JournalState, diverging: list[str]) -> ActorGen:
         """Hand the operation to a person, listing what does not add up."""
@@ -141,7 +149,7 @@ class Guarded(Policy):
         compensates: str | None,
     ) -> _Sub:
         """Send with one stable key until a definite answer or the budget is spent."""
-        budget = self.max_attempts if self.max_attempts is not None else 1_000_000
+        budget = self.budget()
         if journal_id in state.unresolved:  # a restart after an unanswered attempt
             found = yield from self.resolve(tool, arguments, journal_id, state)
             if found[0] != "failed":
@@ -152,22 +160,38 @@ class Guarded(Policy):
             yield from self.write(state, {"call": journal_id, "event": "attempt", "n": attempt})
             result: ToolResult = yield Invoke(
                 tool=tool.name,
-                arguments=self.arguments_for_attempt(tool, arguments, attempt),
+                arguments=self.arguments_for_attempt(ctx, tool, arguments, attempt),
                 call_id=journal_id,
                 compensates=compensates,
             )
-            if result.status == "ok":
+            verdict = self.classify(tool, result, compensates=compensates)
+            if verdict == "ok":
                 yield from self.after_commit(result)
                 return ("ok", result.receipt, "")
-            if result.status == "rejected":
-                return ("failed", None, result.code or "rejected")
-            if result.status == "timeout" and self.resolve_unknown:
+            if verdict == "failed":
+                return ("failed", None, result.code or result.status)
+            if verdict == "unknown":
                 found = yield from self.resolve(tool, arguments, journal_id, state)
                 if found[0] != "failed":
                     return found
             why = result.code or result.status
             yield from self.sleep(attempt)
         return ("failed", None, f"retries exhausted ({why})")
+
+    def budget(self) -> int:
+        """How many attempts a call gets (the declared ``max_attempts``)."""
+        return self.max_attempts if self.max_attempts is not None else 1_000_000
+
+    def classify(self, tool: Tool, result: ToolResult, *, compensates: str | None) -> str:
+        """Sort an answer into ``ok``, ``failed`` (final), ``unknown`` (may have
+        committed) or ``retry`` (definitely did not commit; try again, same key)."""
+        if result.status == "ok":
+            return "ok"
+        if result.status == "rejected":
+            return "failed"
+        if result.status == "timeout":
+            return "unknown" if self.resolve_unknown else "retry"
+        return "retry"
 
     def resolve(
         self, tool: Tool, arguments: dict[str, Any], journal_id: str, state: JournalState
@@ -186,7 +210,7 @@ class Guarded(Policy):
         return ("unknown", None, "the state could not be queried")
 
     def arguments_for_attempt(
-        self, tool: Tool, arguments: dict[str, Any], attempt: int
+        self, ctx: OrchestratorContext, tool: Tool, arguments: dict[str, Any], attempt: int
     ) -> dict[str, Any]:
         """Every attempt carries the same arguments, and so the same key."""
         return arguments
@@ -207,7 +231,7 @@ class Guarded(Policy):
     ) -> Generator[Request, Any, list[str]]:
         """Undo completed steps in reverse order; return what could not be undone."""
         problems: list[str] = []
-        for call_id in reversed(state.completed):
+        for call_id in self.compensation_order(state):
             if call_id in state.compensated:
                 continue
             call = calls[call_id]
@@ -233,6 +257,10 @@ class Guarded(Policy):
                 state, {"call": call_id, "event": "compensated", "receipt": receipt}
             )
         return problems
+
+    def compensation_order(self, state: JournalState) -> list[str]:
+        """Completed calls to undo, most recent first."""
+        return list(reversed(state.completed))
 
     def compensation_arguments(
         self,
