@@ -9,7 +9,6 @@ from __future__ import annotations
 import attrs
 
 from models.policies.guarded import Guarded
-
 from mutants import policies
 
 __all__ = ["MUTANTS", "Mutant"]
