@@ -9,6 +9,9 @@ is a deviation. Given the same choices a run is identical, byte for byte.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -41,7 +44,7 @@ from models.requests import (
     ToolResult,
 )
 from models.validation import validate
-from models.world import PendingCall, World
+from models.world import PendingCall, World, plain_json
 
 __all__ = ["Check", "Choice", "Run", "RunView", "Step", "StepLimitExceeded"]
 
@@ -130,7 +133,8 @@ class RunView:
 class Check(Protocol):
     """A named property the runner evaluates (``invariants`` provides them)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def __call__(self, view: RunView) -> Iterable[str]: ...
 
@@ -167,6 +171,10 @@ class _Actor:
     wake_at: int | None = None
     delivery: str | None = None
     done: bool = False
+    # Responses fed to ``gen`` since it (re)started, and (when positions are tracked) a
+    # running digest of them: a generator's local state is a function of its inputs.
+    fed: int = 0
+    digest: bytes = b""
 
 
 class Run:
@@ -182,6 +190,7 @@ class Run:
         world_factory: Callable[..., World] = World,
         max_steps: int = 2000,
         allow_clock_jumps: bool = True,
+        track_positions: bool = False,
     ) -> None:
         self.policy = policy
         self.contract = contract
@@ -191,6 +200,8 @@ class Run:
         self.steps: list[Step] = []
         self.max_steps = max_steps
         self.allow_clock_jumps = allow_clock_jumps
+        self.track_positions = track_positions
+        self._options: list[Choice] | None = None
         self.instances = tuple(f"orchestrator-{i + 1}" for i in range(len(self.plans)))
         self._contexts = {
             name: OrchestratorContext(instance=name, plan=plan, contract=contract)
@@ -206,7 +217,15 @@ class Run:
     # -- what may happen next ---------------------------------------------------------------
 
     def choices(self) -> list[Choice]:
-        """Enabled choices, the default first. Empty means the run is quiescent."""
+        """Enabled choices, the default first. Empty means the run is quiescent.
+
+        Computed once per state: the list is cached until the next ``apply``.
+        """
+        if self._options is None:
+            self._options = self._enabled()
+        return list(self._options)
+
+    def _enabled(self) -> list[Choice]:
         moves: list[Choice] = []
         for actor in self._actors.values():
             moves.extend(self._moves(actor))
@@ -263,13 +282,16 @@ class Run:
 
     @property
     def quiescent(self) -> bool:
-        return not self.choices()
+        if self._options is None:
+            self._options = self._enabled()
+        return not self._options
 
     # -- applying a choice ------------------------------------------------------------------
 
     def apply(self, choice: Choice, *, deviation: bool = False) -> Step:
         """Apply one choice from ``choices()``; the caller is trusted to pick from it and
         says whether it is a deviation (not the first, default choice)."""
+        self._options = None
         if choice.is_fault:
             self.history.record_fault(choice.outcome if choice.outcome != "ok" else choice.action)
         request: dict[str, Any] = {}
@@ -288,6 +310,7 @@ class Run:
                     self.policy.consume(
                         Delivery(delivery_id=choice.outcome, event=delivery["event"])
                     ),
+                    origin=(choice.outcome, delivery["event"]),
                 )
                 observed = {"event": delivery["event"]["id"]}
             elif choice.action == "complete":
@@ -341,14 +364,20 @@ class Run:
             observed["restarted"] = True
         return observed
 
-    def _start(self, actor: _Actor, gen: ActorGen) -> None:
+    def _start(self, actor: _Actor, gen: ActorGen, origin: Any = None) -> None:
         actor.gen = gen
         actor.done = False
+        actor.fed = 0
+        if self.track_positions:
+            actor.digest = _digest(b"start", origin)
         self._advance(actor, lambda: next(gen))
 
     def _resume(self, actor: _Actor, response: Any) -> None:
         gen = actor.gen
         assert gen is not None
+        actor.fed += 1
+        if self.track_positions:  # before the generator sees (and might change) it
+            actor.digest = _digest(actor.digest, response)
         self._advance(actor, lambda: gen.send(response))
 
     def _advance(self, actor: _Actor, move: Callable[[], Request]) -> None:
@@ -436,6 +465,58 @@ class Run:
         self._resume(actor, response)
         return observed
 
+    # -- state identity (for engines that deduplicate states) ------------------------------
+
+    def fingerprint(self) -> bytes:
+        """A stable digest (SHA-256 of canonical JSON) of everything that decides what can
+        happen next and what a property can see: the durable world, the history's monitor
+        state, and each actor's position (its generator's inputs since it last started,
+        its pending call, sleep and delivery). Needs ``track_positions=True``.
+        """
+        if not self.track_positions:
+            raise ValueError("fingerprint() needs a Run built with track_positions=True")
+        actors = [
+            [
+                a.gen is not None,
+                a.done,
+                a.digest.hex() if a.gen is not None else "",
+                a.pending is not None,
+                a.wake_at,
+                a.delivery,
+            ]
+            for a in self._actors.values()
+        ]
+        data = [self.world.fingerprint_data(), self.history.monitor_state(), actors]
+        return hashlib.sha256(_serial(data)).digest()
+
+    def positions(self) -> tuple[bytes, ...]:
+        """Each actor's input digest (``track_positions``), to resume tracking elsewhere."""
+        if not self.track_positions:
+            raise ValueError("positions() needs a Run built with track_positions=True")
+        return tuple(a.digest for a in self._actors.values())
+
+    def track(self, positions: Sequence[bytes]) -> None:
+        """Start tracking positions mid-run, from ``positions()`` of an identical run at
+        this very step: replaying a prefix untracked and then tracking gives the same
+        fingerprints as tracking all along, without digesting the prefix again."""
+        for actor, digest in zip(self._actors.values(), positions, strict=True):
+            actor.digest = digest
+        self.track_positions = True
+
+    def fresh(self, actor: str) -> bool:
+        """True when ``actor`` has an orchestrator that has done nothing since it (re)started:
+        crashing it now restarts it exactly where it is (only the fault count moves)."""
+        state = self._actors.get(actor)
+        return (
+            state is not None
+            and actor in self._contexts
+            and state.gen is not None
+            and state.fed == 0
+            and state.pending is None
+            and state.wake_at is None
+            and state.delivery is None
+        )
+
     # -- whole runs -------------------------------------------------------------------------
 
     def view(self) -> RunView:
@@ -472,18 +553,48 @@ class Run:
                 return False
 
 
+_CODES: dict[tuple[int, int], tuple[Contract, Plan, tuple[str, ...]]] = {}
+"""Validation codes by (contract, plan) identity: engines build thousands of runs of one
+plan. The entry keeps both objects alive, so their ids cannot be reused."""
+
+
+def _plan_codes(contract: Contract, plan: Plan) -> tuple[str, ...]:
+    entry = _CODES.get((id(contract), id(plan)))
+    if entry is not None and entry[0] is contract and entry[1] is plan:
+        return entry[2]
+    codes = tuple(sorted(set(validate(contract, plan).codes())))
+    if len(_CODES) >= 256:
+        _CODES.clear()
+    _CODES[(id(contract), id(plan))] = (contract, plan, codes)
+    return codes
+
+
 def _invalid_plans(
     contract: Contract, instances: tuple[str, ...], plans: tuple[Plan, ...]
 ) -> dict[str, tuple[str, ...]]:
     """Instance -> the violation codes of its plan, for plans that fail validation."""
-    verdicts: dict[int, tuple[str, ...]] = {}
     invalid: dict[str, tuple[str, ...]] = {}
     for instance, plan in zip(instances, plans, strict=False):
-        if id(plan) not in verdicts:
-            verdicts[id(plan)] = tuple(sorted(set(validate(contract, plan).codes())))
-        if verdicts[id(plan)]:
-            invalid[instance] = verdicts[id(plan)]
+        codes = _plan_codes(contract, plan)
+        if codes:
+            invalid[instance] = codes
     return invalid
+
+
+def _serial(value: Any) -> bytes:
+    """Bytes that determine ``value``: equal bytes mean equal values. A pickle (fast);
+    canonical JSON when the value does not pickle. Equal values built differently (dict
+    insertion order, shared objects) may give different bytes: a finer key, never a
+    wrong merge."""
+    try:
+        return pickle.dumps(value, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=plain_json)
+        return b"json:" + text.encode("utf-8")
+
+
+def _digest(previous: bytes, value: Any) -> bytes:
+    return hashlib.sha256(previous + _serial(value)).digest()
 
 
 def _deep_copy(value: Any) -> Any:

@@ -72,7 +72,7 @@ class LazyValidation(Guarded):
 DESIGNATED: dict[str, tuple[str, ...]] = {
     FreshKeyRetry.name: ("no_double_charge", "retries_reuse_key"),
     NoCompensation.name: ("no_leftover_reservation", "acceptable_outcome"),
-    DualWrite.name: ("consumer_effect_exactly_once", "state_and_event_together"),
+    DualWrite.name: ("consumer_effect_exactly_once",),
     NoDedupe.name: ("consumer_effect_at_most_once",),
     LazyValidation.name: ("rejected_plan_unchanged",),
 }

@@ -1,0 +1,83 @@
+"""The scenario assertion vocabulary: each records name, expected, actual and passed."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.scenario_assertions import (
+    Evidence,
+    charges,
+    compensation_order,
+    no_side_effects,
+    verdict_codes,
+)
+from checker.scenario_plans import CHARGE_WITHOUT_AMOUNT, CHECKOUT
+from checker.scenario_run import INVARIANTS
+from models.contract_loader import default_contract
+from models.execution import execute
+from models.fixture import default_fixture
+from models.policies import builtin_policy
+from models.proposal import Plan
+from models.schedule import Deviation, Deviations
+
+
+def _evidence(policy: str, plan: Plan, *deviations: Deviation) -> Evidence:
+    found = builtin_policy(policy)
+    assert found is not None
+    execution = execute(
+        policy=found,
+        contract=default_contract(),
+        plans=[plan],
+        fixture=default_fixture(),
+        invariants=INVARIANTS,
+        chooser=Deviations(deviations),
+        stop_at_first=False,
+    )
+    return Evidence(execution=execution, before={})
+
+
+@pytest.fixture(scope="module")
+def declined() -> Evidence:
+    return _evidence(
+        "guarded",
+        CHECKOUT,
+        Deviation(action="complete", outcome="permanent_error", tool="charge_payment"),
+    )
+
+
+def test_a_passing_assertion_records_its_values(declined: Evidence) -> None:
+    result = compensation_order(["reserve_inventory", "create_order"]).evaluate(declined)
+    assert result.to_json() == {
+        "name": "compensation_order",
+        "op": "==",
+        "expected": ["reserve_inventory", "create_order"],
+        "actual": ["reserve_inventory", "create_order"],
+        "passed": True,
+    }
+
+
+def test_a_wrong_order_fails_and_shows_the_actual_one(declined: Evidence) -> None:
+    result = compensation_order(("create_order", "reserve_inventory")).evaluate(declined)
+    assert not result.passed
+    assert result.expected == ["create_order", "reserve_inventory"]  # tuples become lists
+    assert result.actual == ["reserve_inventory", "create_order"]
+
+
+def test_no_side_effects_lists_what_was_committed(declined: Evidence) -> None:
+    result = no_side_effects().evaluate(declined)
+    assert not result.passed
+    assert result.actual == [
+        "op 1: create_order on 'ord_1'",
+        "op 2: reserve_inventory on 'ord_1'",
+        "op 3: release_inventory on 'ord_1'",
+        "op 4: cancel_order on 'ord_1'",
+        "the services' state changed",
+    ]
+
+
+def test_includes_is_a_superset_check() -> None:
+    lazy = _evidence("control-lazy-validation", CHARGE_WITHOUT_AMOUNT)
+    assert verdict_codes("missing_required").evaluate(lazy).passed
+    missing = verdict_codes("missing_required", "cycle").evaluate(lazy)
+    assert not missing.passed and missing.actual == ["missing_required"]
+    assert charges(0).evaluate(lazy).passed
