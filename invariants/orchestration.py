@@ -232,7 +232,7 @@ def _plan_resources(view: RunView, plan: Plan) -> set[Any]:
 def _last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:
     for entry in reversed(world.journals.get(instance, [])):
         if "phase" in entry:
-            return entry
+            return dict(entry)
     return None
 
 

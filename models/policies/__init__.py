@@ -32,7 +32,8 @@ CONTROL_POLICIES: tuple[type[Policy], ...] = (
     NoDedupe,
     LazyValidation,
 )
-BUILTIN_POLICIES: dict[str, type[Policy]] = {p.name: p for p in (Naive, Guarded, *CONTROL_POLICIES)}
+_ALL: tuple[type[Policy], ...] = (Naive, Guarded, *CONTROL_POLICIES)
+BUILTIN_POLICIES: dict[str, type[Policy]] = {p.name: p for p in _ALL}
 
 
 def builtin_policy(name: str) -> Policy | None:
