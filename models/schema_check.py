@@ -1,0 +1,405 @@
+"""Level 2: each call's arguments against its tool's JSON Schema, with stable violation codes.
+
+Validators are Draft 2020-12 with a format checker, compiled once per contract
+(``compile_contract`` caches on the contract object itself) and never per call. Types are
+never coerced: ``"1"`` is not ``1`` and ``true`` is not ``1`` (jsonschema's own type checker
+already keeps booleans out of ``integer`` and ``number``).
+
+A tool with ``strict: true`` is checked against a *closed* copy of its schema, derived at
+compile time: every object-shaped subschema that says nothing about extra properties gets
+``additionalProperties: false``, or ``unevaluatedProperties: false`` when it combines other
+subschemas in place (``allOf``, ``anyOf``, ``oneOf``, ``$ref``, ``if``), so unknown
+arguments are rejected at every nesting level. An explicit ``additionalProperties`` or
+``unevaluatedProperties`` is the schema author's word and left alone, as is anything
+under ``not``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+
+from models.contract import Contract, Tool
+from models.errors import ContractError
+from models.json_path import PathPart, describe, format_path
+from models.proposal import Call
+from models.verdict import Violation
+
+__all__ = [
+    "MAX_ARGUMENT_DEPTH",
+    "CompiledContract",
+    "closed_schema",
+    "compile_contract",
+    "nesting_depth",
+]
+
+MAX_ARGUMENT_DEPTH = 256
+"""Arguments nested deeper than this get one violation instead of a schema check."""
+
+_OUT_OF_RANGE = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minItems",
+        "maxItems",
+        "multipleOf",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("if", "then", "else")
+_IN_PLACE_MAPS = ("dependentSchemas", "$defs", "definitions")
+_CHILD_MAPS = ("properties", "patternProperties")
+_CHILD_ONE = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+)
+# Python will not print an integer of more than 4300 digits (jsonschema's messages would try);
+# flag integers from about 4275 digits (14201 bits) so that none of those slips through.
+_HUGE_DIGITS = 4275
+_HUGE_BITS = int(_HUGE_DIGITS / 0.30103)
+_UNEXPECTED = re.compile(r"\((.*) (?:was|were) (?:unexpected|unevaluated and invalid)\)\Z", re.S)
+
+
+# -- closing a strict schema ------------------------------------------------------------
+
+
+def closed_schema(schema: Any) -> Any:
+    """A copy of ``schema`` that rejects unknown properties at every nesting level."""
+    return _close(schema, location=True)
+
+
+def _close(schema: Any, *, location: bool) -> Any:
+    if not isinstance(schema, Mapping):
+        return schema
+    out = dict(schema)
+    for key in _CHILD_MAPS:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: _close(v, location=True) for k, v in out[key].items()}
+    for key in _CHILD_ONE:
+        if isinstance(out.get(key), list):  # pre-2020 tuple form of ``items``
+            out[key] = [_close(s, location=True) for s in out[key]]
+        elif key in out:
+            out[key] = _close(out[key], location=True)
+    if isinstance(out.get("prefixItems"), list):
+        out["prefixItems"] = [_close(s, location=True) for s in out["prefixItems"]]
+    for key in _IN_PLACE_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [_close(s, location=False) for s in out[key]]
+    for key in _IN_PLACE_ONE:
+        if key in out:
+            out[key] = _close(out[key], location=False)
+    for key in _IN_PLACE_MAPS:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: _close(v, location=False) for k, v in out[key].items()}
+    if (
+        location
+        and "additionalProperties" not in out
+        and "unevaluatedProperties" not in out
+        and _shapes_object(out)
+    ):
+        in_place = any(k in out for k in (*_IN_PLACE_LISTS, *_IN_PLACE_ONE, "$ref", "$dynamicRef"))
+        out["unevaluatedProperties" if in_place else "additionalProperties"] = False
+    return out
+
+
+def _shapes_object(schema: Any) -> bool:
+    """Whether ``schema`` (or a subschema applied in place) describes an object's keys."""
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "object" or (isinstance(kind, list) and "object" in kind):
+        return True
+    if any(k in schema for k in ("properties", "patternProperties", "required", "$ref")):
+        return True
+    branches = [s for k in _IN_PLACE_LISTS if isinstance(schema.get(k), list) for s in schema[k]]
+    branches += [schema[k] for k in _IN_PLACE_ONE if k in schema]
+    return any(_shapes_object(s) for s in branches)
+
+
+# -- compiling ------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class CompiledContract:
+    """One validator per tool, built once; ``check`` maps each call's errors to violations."""
+
+    validators: Mapping[str, Any]  # tool name -> jsonschema validator
+
+    @classmethod
+    def build(cls, contract: Contract) -> CompiledContract:
+        return cls(validators={n: _validator(contract, t) for n, t in contract.tools.items()})
+
+    def check(self, call: Call) -> list[Violation]:
+        """Violations of ``call``'s parsed arguments; an unknown tool or unparsed call has
+        none here (those fail at other levels)."""
+        validator = self.validators.get(call.name)
+        if validator is None or call.arguments is None:
+            return []
+        depth, huge = _scan(call.arguments)
+        if depth > MAX_ARGUMENT_DEPTH:
+            text = f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
+            return [_violation("schema_violation", call, [], text)]
+        if huge is not None:
+            text = f"expected a number of at most {_HUGE_DIGITS} digits, got {_describe(huge[1])}"
+            return [_violation("out_of_range", call, huge[0], text)]
+        try:
+            return list(_map_errors(validator.iter_errors(call.arguments), call))
+        except RecursionError:
+            text = "arguments nest too deeply for this schema to be checked"
+            return [_violation("schema_violation", call, [], text)]
+
+
+def _validator(contract: Contract, tool: Tool) -> Any:
+    schema: Any = tool.parameters
+    try:
+        Draft202012Validator.check_schema(schema)
+        if tool.strict:
+            schema = closed_schema(schema)
+    except SchemaError as error:
+        raise ContractError(
+            f"tool '{tool.name}': parameters must be a valid JSON Schema (draft 2020-12): "
+            f"{error.message} at {format_path(error.absolute_path)}",
+            source=contract.source,
+        ) from None
+    except RecursionError:
+        raise ContractError(
+            f"tool '{tool.name}': parameters nest too deeply to compile", source=contract.source
+        ) from None
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+_CACHE: dict[int, tuple[weakref.ref[Contract], CompiledContract]] = {}
+
+
+def compile_contract(contract: Contract) -> CompiledContract:
+    """The compiled validators of ``contract``, built on first use and kept while the
+    contract object lives (keyed on identity: contracts compare by value, not schemas)."""
+    key = id(contract)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is contract:
+        return hit[1]
+    compiled = CompiledContract.build(contract)
+
+    def forget(ref: weakref.ref[Contract], key: int = key) -> None:
+        entry = _CACHE.get(key)
+        if entry is not None and entry[0] is ref:
+            del _CACHE[key]
+
+    _CACHE[key] = (weakref.ref(contract, forget), compiled)
+    return compiled
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply objects and arrays nest in ``value`` (a scalar is 0), without recursion."""
+    return _scan(value)[0]
+
+
+def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None]:
+    """Nesting depth, and the path and value of the first integer too long to print (Python
+    refuses to turn one into text, and jsonschema's messages would try), without recursion.
+    Paths are kept as parent links, so a deep value costs linear time."""
+    deepest = 0
+    huge: tuple[tuple[PathPart, ...], int] | None = None
+    Link = tuple[PathPart, Any] | None  # (key, parent link)
+    stack: list[tuple[Any, int, Link]] = [(value, 0, None)]
+    while stack:
+        item, depth, link = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.items()
+        elif isinstance(item, (list, tuple)):
+            children = enumerate(item)
+        else:
+            if huge is None and isinstance(item, int) and item.bit_length() > _HUGE_BITS:
+                path: list[PathPart] = []
+                while link is not None:
+                    path.append(link[0])
+                    link = link[1]
+                huge = (tuple(reversed(path)), item)
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1, (key, link)) for key, child in children)
+    return deepest, huge
+
+
+# -- mapping jsonschema errors onto codes ------------------------------------------------
+
+
+def _violation(code: str, call: Call, path: Sequence[PathPart], text: str) -> Violation:
+    return Violation(
+        code=code, level="schema", call=call.id, message=f"{format_path(path)}: {text}"
+    )
+
+
+def _map_errors(errors: Iterator[ValidationError], call: Call) -> Iterator[Violation]:
+    seen: set[tuple[str, str]] = set()  # (path, name) already reported for required/unknown
+    for top in errors:
+        error = best_match([top]) if top.context else top
+        path = list(error.absolute_path)
+        keyword = error.validator
+        if keyword == "required":
+            for name in error.validator_value:
+                if isinstance(error.instance, Mapping) and name not in error.instance:
+                    here = [*path, name]
+                    if (format_path(here), "required") not in seen:
+                        seen.add((format_path(here), "required"))
+                        what = "argument" if not path else "property"
+                        yield _violation(
+                            "missing_required", call, here, f"required {what} is missing"
+                        )
+        elif keyword == "type":
+            yield _violation(
+                "type_mismatch",
+                call,
+                path,
+                f"expected {_types(error.validator_value)}, got {_describe(error.instance)}",
+            )
+        elif keyword in ("additionalProperties", "unevaluatedProperties"):
+            yield from _unknown(error, call, path, seen)
+        elif keyword == "enum":
+            options = ", ".join(_literal(v) for v in error.validator_value)
+            yield _violation(
+                "enum_violation",
+                call,
+                path,
+                f"expected one of {options}, got {_describe(error.instance)}",
+            )
+        elif keyword == "const":
+            yield _violation(
+                "enum_violation",
+                call,
+                path,
+                f"expected {_literal(error.validator_value)}, got {_describe(error.instance)}",
+            )
+        elif keyword in _OUT_OF_RANGE:
+            yield _violation("out_of_range", call, path, _range_text(error))
+        else:
+            yield _violation("schema_violation", call, path, _one_line(error.message))
+
+
+def _unknown(
+    error: ValidationError, call: Call, path: list[PathPart], seen: set[tuple[str, str]]
+) -> Iterator[Violation]:
+    names = _unknown_names(error)
+    if names is None:
+        yield _violation("unknown_argument", call, path, _one_line(error.message))
+        return
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    known = sorted(str(k) for k in schema.get("properties", {}))
+    allowed = f" (expected only {', '.join(known)})" if known else " (expected none)"
+    what = "argument" if not path else "property"
+    for name in names:
+        here = [*path, name]
+        if (format_path(here), "unknown") in seen:
+            continue
+        seen.add((format_path(here), "unknown"))
+        yield _violation("unknown_argument", call, here, f"unknown {what}{allowed}")
+
+
+def _unknown_names(error: ValidationError) -> list[str] | None:
+    """The property names an additional/unevaluated-properties error is about."""
+    instance, schema = error.instance, error.schema
+    if not isinstance(instance, Mapping) or not isinstance(schema, Mapping):
+        return None
+    if error.validator == "additionalProperties":
+        # The same rule as jsonschema: not a declared property, matching no pattern.
+        properties = schema.get("properties", {})
+        patterns = list(schema.get("patternProperties", {}))
+        return [
+            k
+            for k in instance
+            if k not in properties and not any(re.search(p, k) for p in patterns)
+        ]
+    # unevaluatedProperties needs jsonschema's annotation bookkeeping, so read its own list.
+    match = _UNEXPECTED.search(error.message)
+    if match is None:
+        return None
+    try:
+        names = ast.literal_eval(f"[{match.group(1)}]")
+    except (ValueError, SyntaxError):
+        return None
+    return [n for n in names if isinstance(n, str)] or None
+
+
+def _types(expected: Any) -> str:
+    if isinstance(expected, list):
+        return " or ".join(str(t) for t in expected)
+    return str(expected)
+
+
+def _describe(value: Any) -> str:
+    """``describe`` that survives integers too long to print."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 10_000:
+        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
+    return describe(value)
+
+
+def _literal(value: Any) -> str:
+    """A schema's limit as written: ``5``, ``"^[a-z]+$"``."""
+    if isinstance(value, str):
+        text = json.dumps(value)
+        return text if len(text) <= 60 else f"{text[:57]}..."
+    return _describe(value).removeprefix("the number ")
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, Mapping)) else 0
+
+
+_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+_COUNTS = {
+    "minLength": ("at least", "characters"),
+    "maxLength": ("at most", "characters"),
+    "minItems": ("at least", "items"),
+    "maxItems": ("at most", "items"),
+    "minProperties": ("at least", "properties"),
+    "maxProperties": ("at most", "properties"),
+}
+
+
+def _range_text(error: ValidationError) -> str:
+    keyword, limit, got = error.validator, error.validator_value, error.instance
+    if keyword in _BOUNDS:
+        return f"expected a number {_BOUNDS[keyword]} {_literal(limit)}, got {_describe(got)}"
+    if keyword in _COUNTS:
+        bound, unit = _COUNTS[keyword]
+        return f"expected {bound} {limit} {unit}, got {_size(got)} ({_describe(got)})"
+    if keyword == "pattern":
+        return f"expected a string matching {_literal(limit)}, got {_describe(got)}"
+    if keyword == "format":
+        return f"expected a valid '{limit}', got {_describe(got)}"
+    if keyword == "multipleOf":
+        return f"expected a multiple of {_literal(limit)}, got {_describe(got)}"
+    if keyword == "uniqueItems":
+        return f"expected unique items, got {_describe(got)} with repeats"
+    return _one_line(error.message)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else f"{text[:197]}..."
