@@ -6,11 +6,17 @@ from pathlib import Path as _Path
 
 import models as _models
 
-if _Path(_models.__file__ or "").resolve().parent.parent != _Path(__file__).resolve().parent.parent:
+if (
+    _models.__file__ is None
+    or _Path(_models.__file__).resolve().parent.parent != _Path(__file__).resolve().parent.parent
+):
+    # A folder named 'models' without __init__.py is a namespace package: no __file__,
+    # only __path__. Name it too, so the message always gives both locations.
+    _found = _models.__file__ or ", ".join(getattr(_models, "__path__", ())) or "nothing"
     raise ImportError(
         f"txcheck needs its own 'models' package at "
         f"{_Path(__file__).resolve().parent.parent / 'models'}, but 'models' resolves to "
-        f"{_models.__file__}: another 'models' on sys.path shadows it. Rename that package or "
+        f"{_found}: another 'models' on sys.path shadows it. Rename that package or "
         "remove its folder from sys.path."
     )
 

@@ -39,8 +39,8 @@ def no_double_charge(view: RunView) -> Iterator[str]:
 
 @always
 def no_orphan_reservation(view: RunView) -> Iterator[str]:
-    """Stock is reserved only for a live order: cancelling before releasing (compensation
-    in the wrong order) strands stock nobody can buy."""
+    """Stock is reserved only for a live order: a reservation left on a cancelled or
+    missing order (a cancel that keeps the stock) strands stock nobody can buy."""
     state = _checkout(view)
     if state is None:
         return

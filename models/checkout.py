@@ -206,6 +206,12 @@ def cancel_order(state: dict[str, Any], args: Mapping[str, Any]) -> Committed | 
         return Rejected(code="invalid_state", message="a confirmed order cannot be cancelled")
     if order["status"] == "cancelled":
         return Committed(receipt={"order_id": args["order_id"], "status": "cancelled"})
+    # A cancelled order gives its stock back in the same transaction: otherwise a cancel
+    # that races a checkout (another plan on the same order) strands the reservation.
+    held = state["reservations"].pop(args["order_id"], {})
+    for sku, quantity in held.items():
+        state["stock"][sku]["reserved"] -= quantity
+        state["stock"][sku]["available"] += quantity
     _move(order, "cancelled")
     return Committed(
         receipt={"order_id": args["order_id"], "status": "cancelled"},

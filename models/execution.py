@@ -19,6 +19,7 @@ from models.fixture import WorldFixture
 from models.policies.base import Policy
 from models.proposal import Plan
 from models.runner import Check, Choice, Run, Step, StepLimitExceeded
+from models.world import World
 
 __all__ = ["Chooser", "Divergence", "Execution", "Failure", "check_now", "execute"]
 
@@ -117,15 +118,24 @@ def execute(
     quiesce: bool = True,
     stop_at_first: bool = True,
     max_steps: int = 2000,
+    world_factory: Callable[..., World] = World,
 ) -> Execution:
     """Apply ``choices`` in order, then let ``chooser`` pick until the run is quiescent
     or the chooser returns None, then quiesce on the default schedule. Safety properties
     are checked after every step, liveness at quiescence. A recorded choice that is not
-    available ends the run as a divergence.
+    available ends the run as a divergence. ``world_factory`` builds the world (e.g. with
+    the user's own ``ServiceSet`` next to checkout), as for ``Run``.
     """
     safety = [c for c in invariants if _kind(c) == "always"]
     liveness = [c for c in invariants if _kind(c) != "always"]
-    run = Run(policy=policy, contract=contract, plans=plans, fixture=fixture, max_steps=max_steps)
+    run = Run(
+        policy=policy,
+        contract=contract,
+        plans=plans,
+        fixture=fixture,
+        world_factory=world_factory,
+        max_steps=max_steps,
+    )
     failures: list[Failure] = []
     seen: set[str] = set()
 

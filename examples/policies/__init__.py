@@ -1,0 +1,1 @@
+"""Example orchestration policies: see docs/policies.md."""

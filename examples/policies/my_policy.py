@@ -1,0 +1,151 @@
+"""A complete orchestration policy in a page: docs/policies.md walks through it.
+
+``Careful`` validates the whole plan first, runs the calls in order with the model's key
+on every attempt, journals each attempt *before* sending it (so the retry budget survives
+a crash), asks the service whether an unanswered call committed before trying again, and
+hands anything it cannot finish to a person (MANUAL) instead of compensating. It leaves the
+outbox relay and the deduplicating consumer to the ``Policy`` base class.
+
+Check it from the repository root::
+
+    python examples/policies/my_policy.py
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from invariants import DEFAULT_INVARIANTS
+from models.contract_loader import default_contract
+from models.execution import execute
+from models.fixture import default_fixture
+from models.policies.base import ActorGen, OrchestratorContext, Policy
+from models.proposal import Call, Plan
+from models.requests import Invoke, JournalAppend, JournalRead, Lookup, Request, Sleep, ToolResult
+from models.schedule import Deviation, Deviations
+from models.validation import validate
+
+__all__ = ["Careful", "main"]
+
+TERMINAL = ("RECONCILED", "REJECTED", "MANUAL")
+
+
+class Careful(Policy):
+    """Validate, run in order with one key per call, query when unsure, else MANUAL."""
+
+    name = "careful"
+    uses_outbox = True  # the tool's transaction writes its events; the base relays them
+    max_attempts = 3  # per call, across restarts: the retry_budget invariant holds us to it
+
+    def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
+        # After a crash this generator starts again from here: only the journal survives.
+        journal: tuple[Mapping[str, Any], ...] = yield JournalRead()
+        if any(entry.get("phase") in TERMINAL for entry in journal):
+            return
+        done = {e["call"]: e["receipt"] for e in journal if e.get("event") == "done"}
+        tried: dict[str, int] = {}
+        for entry in journal:
+            if entry.get("event") == "attempt":
+                tried[entry["call"]] = tried.get(entry["call"], 0) + 1
+        if not journal:
+            verdict = validate(ctx.contract, ctx.plan)
+            if not verdict.valid:  # judged as a whole, before any side effect
+                codes = sorted(set(verdict.codes()))
+                yield JournalAppend(entry={"phase": "REJECTED", "codes": codes})
+                return
+            yield JournalAppend(entry={"phase": "EXECUTING"})
+        for call in ctx.plan.calls:
+            if call.id in done:
+                continue
+            receipt = yield from self.run_call(call, tried.get(call.id, 0))
+            if receipt is None:
+                diverging = [f"{call.id}: {call.name} did not complete"]
+                diverging += [f"{c}: committed {r}" for c, r in done.items()]
+                yield JournalAppend(entry={"phase": "MANUAL", "diverging": diverging})
+                return
+            done[call.id] = receipt
+            yield JournalAppend(entry={"call": call.id, "event": "done", "receipt": receipt})
+        yield JournalAppend(entry={"phase": "RECONCILED", "outcome": "completed"})
+
+    def run_call(self, call: Call, tried: int) -> Generator[Request, Any, dict[str, Any] | None]:
+        """The call's receipt, or None when it failed or its outcome stays unknown."""
+        arguments = dict(call.arguments or {})
+        unsure = tried > 0  # we crashed after journaling an attempt: did it commit?
+        while True:
+            if unsure:
+                found: ToolResult = yield Lookup(
+                    tool=call.name, arguments=arguments, call_id=call.id
+                )
+                if found.status != "ok":
+                    return None  # cannot even ask: UNKNOWN, a person must look
+                if found.receipt is not None:
+                    return dict(found.receipt)
+            if tried >= (self.max_attempts or 1):
+                return None
+            tried += 1
+            yield JournalAppend(entry={"call": call.id, "event": "attempt", "n": tried})
+            result: ToolResult = yield Invoke(tool=call.name, arguments=arguments, call_id=call.id)
+            if result.status == "ok":
+                return dict(result.receipt or {})
+            if result.status == "rejected":
+                return None
+            unsure = result.status == "timeout"  # committed or not: query before replaying
+            yield Sleep(ticks=2**tried)  # conflict, transient error or timeout: back off
+
+
+def main() -> int:
+    """Run ``Careful`` through ``execute`` on the checkout plan, with and without faults."""
+    plan = Plan.of(
+        (
+            "create_order",
+            {
+                "order_id": "ord_1",
+                "customer_id": "cus_1",
+                "items": [{"sku": "sku_book", "quantity": 2}],
+                "currency": "USD",
+                "idempotency_key": "key-create-1",
+            },
+        ),
+        ("reserve_inventory", {"order_id": "ord_1", "idempotency_key": "key-reserve-1"}),
+        (
+            "charge_payment",
+            {"order_id": "ord_1", "amount": 2500, "currency": "USD", "idempotency_key": "key-ch-1"},
+        ),
+        ("confirm_order", {"order_id": "ord_1", "idempotency_key": "key-confirm-1"}),
+    )
+    scenarios = {
+        "no fault": [],
+        "charge response lost": [
+            Deviation(
+                action="complete", outcome="lost_response_after_commit", tool="charge_payment"
+            )
+        ],
+        "crash while charging": [
+            Deviation(action="crash", actor="orchestrator-1", tool="charge_payment")
+        ],
+        "charge declined": [
+            Deviation(action="complete", outcome="permanent_error", tool="charge_payment")
+        ],
+    }
+    failed = False
+    for label, deviations in scenarios.items():
+        execution = execute(
+            policy=Careful(),
+            contract=default_contract(),
+            plans=[plan],
+            fixture=default_fixture(),
+            invariants=DEFAULT_INVARIANTS,
+            chooser=Deviations(deviations),
+            stop_at_first=False,
+        )
+        journal = execution.run.world.journals["orchestrator-1"]
+        names = ", ".join(f.name for f in execution.failures) or "every invariant holds"
+        print(f"{label:<22} ends {journal[-1]['phase']:<10} {names}")
+        failed = failed or not execution.ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The example policy of docs/policies.md runs through ``execute`` and keeps every invariant."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.policies.base import Policy
+from models.proposal import Plan
+from models.runner import Choice
+from models.schedule import Deviation, Deviations
+from tests.checkout_runs import PLAN, default_choices, fault_points, journal_phase, run_checked
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "examples" / "policies" / "my_policy.py"
+
+
+def _careful() -> type[Policy]:
+    spec = importlib.util.spec_from_file_location("my_policy_example", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: type[Policy] = module.Careful
+    return found
+
+
+Careful = _careful()
+DEFAULT = default_choices(Careful())
+
+
+def test_the_example_script_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "no fault               ends RECONCILED every invariant holds",
+        "charge response lost   ends RECONCILED every invariant holds",
+        "crash while charging   ends RECONCILED every invariant holds",
+        "charge declined        ends MANUAL     every invariant holds",
+    ]
+
+
+def test_default_run_completes_once() -> None:
+    execution = run_checked(Careful())
+    assert execution.ok and execution.quiesced
+    assert journal_phase(execution.run) == {"phase": "RECONCILED", "outcome": "completed"}
+    assert list(execution.run.world.state["checkout"]["charges"]) == ["ch_1"]
+
+
+def test_an_invalid_plan_is_rejected_before_any_side_effect() -> None:
+    execution = run_checked(Careful(), (Plan(calls=PLAN.calls[:3]),))
+    assert execution.ok and execution.run.world.operations == []
+    assert journal_phase(execution.run) == {"phase": "REJECTED", "codes": ["incomplete_workflow"]}
+
+
+def test_a_declined_charge_goes_to_manual_with_the_records() -> None:
+    chooser = Deviations(
+        [Deviation(action="complete", outcome="permanent_error", tool="charge_payment")]
+    )
+    execution = run_checked(Careful(), chooser=chooser)
+    assert execution.ok
+    phase = journal_phase(execution.run)
+    assert phase is not None and phase["phase"] == "MANUAL"
+    assert phase["diverging"][0] == "call_3: charge_payment did not complete"
+    assert [d.split(":")[0] for d in phase["diverging"][1:]] == ["call_1", "call_2"]
+
+
+@pytest.mark.parametrize(
+    "point", fault_points(Careful()), ids=lambda p: f"{p[0]}-{p[1].actor}-{p[1].action}"
+)
+def test_every_single_deviation_keeps_every_invariant(point: tuple[int, Choice]) -> None:
+    index, choice = point
+    execution = run_checked(Careful(), choices=[*DEFAULT[:index], choice])
+    assert [f.to_json() for f in execution.failures] == []
+    assert execution.ok and execution.quiesced
