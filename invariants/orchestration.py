@@ -9,7 +9,9 @@ from invariants.base import always, eventually
 from models.policies.journal import TERMINAL_PHASES
 from models.proposal import Plan
 from models.runner import RunView
+from models.validation import validate
 from models.world import World
+from models.world_rules import WorldBusinessCheck
 
 __all__ = [
     "acceptable_outcome",
@@ -77,7 +79,9 @@ def rejected_plan_unchanged(view: RunView) -> Iterator[str]:
 def writes_within_plan(view: RunView) -> Iterator[str]:
     """Writes touch only the plan's resources (or undo the plan's own calls): a policy
     must not write where the model never asked it to."""
-    allowed = {i: _plan_resources(view, p) for i, p in zip(view.instances, view.plans, strict=False)}
+    allowed = {
+        i: _plan_resources(view, p) for i, p in zip(view.instances, view.plans, strict=False)
+    }
     for op in view.world.operations:
         resources = allowed.get(op["owner"], set())
         if op["compensates"] is None and op["resource"] not in resources:
@@ -147,13 +151,22 @@ def journal_terminal(view: RunView) -> Iterator[str]:
 
 @eventually
 def no_manual_without_fault(view: RunView) -> Iterator[str]:
-    """A run with no injected fault never needs a person: MANUAL there is a policy bug."""
+    """A run with no injected fault never needs a person: MANUAL there is a policy bug.
+    A plan the world itself refuses (a cancel between the reservation and the charge,
+    say) is exempt: its business violations are the reason, not a fault."""
     if view.history.fault_count:
         return
-    for instance in view.instances:
+    for instance, plan in zip(view.instances, view.plans, strict=True):
         phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
-        if phases and phases[-1] == "MANUAL":
+        if phases and phases[-1] == "MANUAL" and not _refused_by_world(view, plan):
             yield f"{instance} ended in MANUAL although no fault was injected"
+
+
+def _refused_by_world(view: RunView, plan: Plan) -> bool:
+    """Whether the plan breaks a business rule of the run's initial world."""
+    check = WorldBusinessCheck(fixture=view.world.fixture, services=view.world.services)
+    verdict = validate(view.contract, plan, business=check)
+    return any(v.level == "business" for v in verdict.violations)
 
 
 @eventually

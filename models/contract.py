@@ -72,6 +72,17 @@ class Tool:
     def has_side_effect(self) -> bool:
         return self.effect != "read"
 
+    def intent_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments that say what the operation does: all but a pure idempotency key.
+
+        A key argument the schema requires is business identity (a refund is keyed by its
+        charge id), so it stays part of the intent.
+        """
+        key = self.idempotency_key
+        if key is None or key in self.parameters.get("required", ()):
+            return dict(arguments)
+        return {k: v for k, v in arguments.items() if k != key}
+
 
 @attrs.frozen(kw_only=True)
 class Workflow:

@@ -7,8 +7,8 @@ The rules follow Stripe's idempotency keys and the IETF Idempotency-Key draft:
 - the same key with the same intent replays the stored outcome;
 - the same key with a different request is a conflict, and so is any request while the
   same key is in flight;
-- a record expires ``ttl`` ticks of the logical clock after it was created; a same-key
-  request after that executes again.
+- a record expires ``ttl`` ticks of the logical clock after its outcome was stored (an
+  in-flight marker never expires); a same-key request after that executes again.
 """
 
 from __future__ import annotations
@@ -84,7 +84,9 @@ class IdempotencyStore:
     def lookup(self, tenant: str, key: str, now: int) -> IdempotencyRecord | None:
         """The live record for ``key``, or None when there is none or it has expired."""
         record = self._records.get((tenant, key))
-        if record is None or record.expires_at <= now:
+        if record is None:
+            return None
+        if record.status != "in_flight" and record.expires_at <= now:
             return None
         return record
 
@@ -142,11 +144,14 @@ class IdempotencyStore:
         *,
         status: Literal["committed", "rejected"],
         receipt: Mapping[str, Any],
+        now: int,
     ) -> None:
-        """Store the outcome of an in-flight request: a commit or a permanent rejection."""
+        """Store the outcome of an in-flight request: a commit or a permanent rejection.
+        The record lives ``ttl`` ticks from now: an in-flight marker never expires, so a
+        request that is still being processed cannot be duplicated by a late retry."""
         record = self._records[(tenant, key)]
         self._records[(tenant, key)] = attrs.evolve(
-            record, status=status, result_receipt=dict(receipt)
+            record, status=status, result_receipt=dict(receipt), expires_at=now + self.ttl
         )
 
     def abort(self, tenant: str, key: str) -> None:

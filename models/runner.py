@@ -280,6 +280,15 @@ class Run:
             return _summary(state.request)
         return {}
 
+    def sleeping(self) -> tuple[str, ...]:
+        """Actors waiting for the clock (a backoff ``Sleep``), whether due or not."""
+        return tuple(a.name for a in self._actors.values() if a.wake_at is not None)
+
+    @property
+    def actors(self) -> tuple[str, ...]:
+        """Every actor but the clock, in schedule order (the default favours earlier ones)."""
+        return tuple(self._actors)
+
     @property
     def quiescent(self) -> bool:
         if self._options is None:

@@ -8,7 +8,8 @@ Levels, each violation with a stable code (DESIGN.md):
   unknown tools are not schema-checked.
 - ``plan``: ``unknown_tool``, ``duplicate_call_id``, ``missing_idempotency_key`` (a write or
   irreversible call without its key argument, whether or not the schema requires it),
-  ``duplicate_key_different_intent``, and the plan-graph codes (``models.plan_graph``).
+  ``duplicate_key_different_intent``, ``duplicate_side_effect`` (the same operation under
+  two keys: it would run twice), and the plan-graph codes (``models.plan_graph``).
 - ``business``: only when a ``BusinessCheck`` is given; it sees the calls that passed
   ``json`` and ``schema``, in execution order.
 
@@ -134,6 +135,7 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
     out: list[tuple[int, Violation]] = []
     owners: dict[Hashable, Call] = {}
     owner_intents: dict[Hashable, Hashable] = {}  # normalised only once a key repeats
+    keyed_intents: dict[Hashable, tuple[Call, Hashable]] = {}
     for position, call in enumerate(plan.calls):
         tool = contract.tool(call.name)
         if tool is None or call.arguments is None or not tool.has_side_effect:
@@ -150,6 +152,14 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
             out.append((position, _plan("missing_idempotency_key", call, text)))
             continue
         key = normalised(value)
+        intent = (call.name, normalised(tool.intent_arguments(call.arguments)))
+        first, first_key = keyed_intents.setdefault(intent, (call, key))
+        if first_key != key:
+            text = (
+                f"{call.name} repeats {show_id(first.id)}'s operation under another "
+                f"idempotency key; the same side effect would run twice"
+            )
+            out.append((position, _plan("duplicate_side_effect", call, text)))
         owner = owners.setdefault(key, call)
         if owner is call:
             continue

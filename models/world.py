@@ -10,6 +10,7 @@ the checker chose.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -24,7 +25,15 @@ from models.idempotency import DEFAULT_TTL, IdempotencyStore
 from models.requests import Invoke, ToolResult
 from models.services import Committed, Handler, ServiceSet, merge_service_sets
 
-__all__ = ["OUTCOMES", "READ_OUTCOMES", "Outcome", "PendingCall", "World", "intent_body"]
+__all__ = [
+    "OUTCOMES",
+    "READ_OUTCOMES",
+    "Outcome",
+    "PendingCall",
+    "World",
+    "intent_body",
+    "plain_json",
+]
 
 Outcome = Literal[
     "ok",
@@ -58,16 +67,39 @@ class PendingCall:
         return OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
 
 
-def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments that say what the operation does: all but a pure idempotency key.
+def plain_json(value: Any) -> Any:
+    """``json.dumps(default=...)`` for fingerprints: attrs values as their fields, mappings
+    as dicts, sets sorted; anything else by its repr (a finer key, never a wrong merge)."""
+    if attrs.has(type(value)):
+        return {f.name: getattr(value, f.name) for f in attrs.fields(type(value))}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return repr(value)
 
-    A key argument the schema requires is business identity (a refund is keyed by its
-    charge id), so it stays part of the intent.
-    """
-    key = tool.idempotency_key
-    if key is None or key in tool.parameters.get("required", ()):
-        return dict(arguments)
-    return {k: v for k, v in arguments.items() if k != key}
+
+_VALIDATORS: dict[int, tuple[Tool, jsonschema.protocols.Validator]] = {}
+_PROBLEMS: dict[tuple[int, str], list[str]] = {}
+"""Compiled argument validators and their verdicts, by tool identity (each entry keeps its
+tool alive, so the id cannot be reused): engines build thousands of worlds per contract."""
+
+
+def _validator(tool: Tool) -> jsonschema.protocols.Validator:
+    entry = _VALIDATORS.get(id(tool))
+    if entry is not None and entry[0] is tool:
+        return entry[1]
+    validator = jsonschema.Draft202012Validator(dict(tool.parameters))
+    if len(_VALIDATORS) >= 512:
+        _VALIDATORS.clear()
+        _PROBLEMS.clear()
+    _VALIDATORS[id(tool)] = (tool, validator)
+    return validator
+
+
+def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments that identify the operation (see ``Tool.intent_arguments``)."""
+    return tool.intent_arguments(arguments)
 
 
 class World:
@@ -101,7 +133,6 @@ class World:
         self.effects: dict[str, int] = {}
         self.journals: dict[str, list[dict[str, Any]]] = {}
         self.counters = {"event": 0, "delivery": 0}
-        self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -109,14 +140,22 @@ class World:
         """Why a service would refuse these arguments outright (schema), or nothing."""
         if arguments is None:
             return ["arguments are not a JSON object"]
-        validator = self._validators.get(tool.name)
-        if validator is None:
-            validator = jsonschema.Draft202012Validator(dict(tool.parameters))
-            self._validators[tool.name] = validator
+        validator = _validator(tool)
         try:
-            return sorted(e.message for e in validator.iter_errors(dict(arguments)))
+            memo = (id(tool), json.dumps(arguments, sort_keys=True, default=repr))
+        except (TypeError, ValueError, RecursionError):
+            memo = None
+        if memo is not None and memo in _PROBLEMS:
+            return list(_PROBLEMS[memo])
+        try:
+            problems = sorted(e.message for e in validator.iter_errors(dict(arguments)))
         except RecursionError:
-            return ["arguments nest too deeply"]
+            problems = ["arguments nest too deeply"]
+        if memo is not None:
+            if len(_PROBLEMS) >= 4096:
+                _PROBLEMS.clear()
+            _PROBLEMS[memo] = problems
+        return list(problems)
 
     def send(self, owner: str, invoke: Invoke) -> PendingCall | ToolResult:
         """Admit a tool request, or answer it at once (unknown tool, bad arguments, replay,
@@ -202,6 +241,7 @@ class World:
                 pending.key,
                 status="rejected",
                 receipt={"code": result.code, "message": result.message},
+                now=self.clock,
             )
 
     def _execute(self, pending: PendingCall) -> ToolResult:
@@ -233,7 +273,9 @@ class World:
         if self.outbox_mode:
             self.outbox.extend({"event": e, "published": False} for e in events)
         if pending.key is not None:
-            self.store.finish(self.tenant, pending.key, status="committed", receipt=receipt)
+            self.store.finish(
+                self.tenant, pending.key, status="committed", receipt=receipt, now=self.clock
+            )
         return ToolResult(status="ok", receipt=receipt, events=events)
 
     def _new_event(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -328,6 +370,40 @@ class World:
     def business_state(self) -> dict[str, Any]:
         """The services' state alone: what a rejected plan must leave untouched."""
         return self.state
+
+    def fingerprint_data(self) -> list[Any]:
+        """Every durable part of the world, for a state fingerprint: what ``snapshot`` holds
+        plus the id counters, without copies (serialise it at once)."""
+        records = [
+            [
+                r.tenant_id,
+                r.idempotency_key,
+                r.status,
+                r.created_at,
+                r.expires_at,
+                r.operation_type,
+                r.resource_id,
+                r.user_id,
+                r.normalized_intent_hash,
+                r.request_hash,
+                r.owner,
+                r.result_receipt,
+            ]
+            for r in self.store.records()
+        ]
+        return [
+            self.clock,
+            self.state,
+            records,
+            self.store.ttl,
+            self.operations,
+            self.outbox,
+            self.broker,
+            sorted(self.seen),
+            sorted(self.effects.items()),
+            self.journals,
+            self.counters,
+        ]
 
     def snapshot(self) -> dict[str, Any]:
         """Every durable part of the world as canonical JSON-ready data."""

@@ -50,9 +50,9 @@ __all__ = [
 
 
 class CompensateForward(Guarded):
-    """Bug: the saga undoes completed steps in the order they ran, so the order is
-    cancelled while its stock is still reserved.
-    Caught by: compensation_reverse_order (and no_orphan_reservation).
+    """Bug: the saga undoes completed steps in the order they ran: the order is cancelled
+    first and the charge refunded last, the reverse of what a saga promises.
+    Caught by: compensation_reverse_order.
     Shortest run: 1 deviation, the charge declined (permanent_error)."""
 
     name = "mutant-compensate-forward"
@@ -63,8 +63,9 @@ class CompensateForward(Guarded):
 
 class SkipTimedOutCompensation(Guarded):
     """Bug: a compensation call that times out is taken as done, although its outcome is
-    unknown; the stock it should have released stays reserved for a cancelled order.
-    Caught by: no_orphan_reservation.
+    unknown: the run reports a clean rollback while the reservation was never released
+    by its own compensation.
+    Caught by: acceptable_outcome.
     Shortest run: 2 deviations, the charge declined, then release_inventory times out."""
 
     name = "mutant-skip-timed-out-compensation"

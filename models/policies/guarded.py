@@ -85,7 +85,12 @@ class Guarded(Policy):
                 if outcome[0] == "failed":
                     break
             if not state.failed:
-                diverging = yield Reconcile(receipts=dict(state.receipts))
+                writes = {
+                    call_id: receipt
+                    for call_id, receipt in state.receipts.items()
+                    if (tool := ctx.tool(calls[call_id])) is not None and tool.has_side_effect
+                }
+                diverging = yield Reconcile(receipts=writes)
                 if diverging:
                     yield from self.manual(state, list(diverging))
                     return
@@ -189,7 +194,8 @@ class Guarded(Policy):
             return "ok"
         if result.status == "rejected":
             return "failed"
-        if result.status == "timeout":
+        if result.status in ("timeout", "conflict"):
+            # A conflict means another instance holds the key in flight: it may commit.
             return "unknown" if self.resolve_unknown else "retry"
         return "retry"
 
