@@ -74,6 +74,7 @@ def test_there_is_an_example_per_triggerable_code_and_per_vendor_format() -> Non
             "duplicate_call_id",
             "missing_idempotency_key",
             "duplicate_key_different_intent",
+            "duplicate_side_effect",
             "dependency_too_early",
             "incomplete_workflow",
             "cycle",
