@@ -23,6 +23,7 @@ __all__ = [
     "CHARGE_WITHOUT_KEY",
     "CHECKOUT",
     "ORDER",
+    "RESUBMITTED",
     "SKU",
     "WITHOUT_CONFIRM",
 ]
@@ -59,6 +60,10 @@ def _charge(*, without: str | None = None, **changes: Any) -> _Step:
 
 CHECKOUT = Plan.of(CREATE, RESERVE, CHARGE, CONFIRM)
 """The valid four-step checkout."""
+
+RESUBMITTED = Plan.of(CREATE, RESERVE, CHARGE, CONFIRM, ("get_order", {"order_id": ORDER}))
+"""The same checkout proposed again under the same keys, with a read added: a different
+plan (so not a double click of one operation) whose writes are the same operations."""
 
 CHARGE_WITHOUT_AMOUNT = Plan.of(CREATE, RESERVE, _charge(without="amount"), CONFIRM)
 """The charge lacks its required ``amount`` (``missing_required``)."""

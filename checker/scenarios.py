@@ -209,9 +209,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="idempotency-same-key-twice",
         dimension="idempotency",
-        purpose="the same plan submitted twice (a double click), both charges in flight at "
-        "once under one key: one charge",
-        plans=(plans.CHECKOUT, plans.CHECKOUT),
+        purpose="the checkout submitted again under the same keys (re-proposed with an "
+        "extra read), both charges in flight at once under one key: one charge",
+        plans=(plans.CHECKOUT, plans.RESUBMITTED),
         deviations=(
             Deviation(action="step", actor="orchestrator-2", after_tool="reserve_inventory"),
         )

@@ -16,6 +16,7 @@ __all__ = [
     "Ack",
     "ApplyEffect",
     "BrokerSend",
+    "Claim",
     "Delivery",
     "Invoke",
     "JournalAppend",
@@ -112,6 +113,17 @@ class JournalAppend:
 
 
 @attrs.frozen(kw_only=True)
+class Claim:
+    """Claim a durable operation id and, if this instance owns it, append ``entry`` to its
+    journal in the same transaction (an insert under a unique key). Answers the owner:
+    this instance when the claim is new or its own, another instance when the same
+    operation was submitted before (a double click)."""
+
+    operation: str
+    entry: Mapping[str, Any] = attrs.field(eq=False)
+
+
+@attrs.frozen(kw_only=True)
 class JournalRead:
     """Read this instance's durable journal (a tuple of entries)."""
 
@@ -196,6 +208,7 @@ Request = (
     | Lookup
     | KeyLookup
     | Reconcile
+    | Claim
     | JournalAppend
     | JournalRead
     | Sleep

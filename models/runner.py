@@ -27,6 +27,7 @@ from models.requests import (
     Ack,
     ApplyEffect,
     BrokerSend,
+    Claim,
     Delivery,
     Invoke,
     JournalAppend,
@@ -151,6 +152,8 @@ def _summary(request: Request) -> dict[str, Any]:
         return {"kind": kind, "call": request.call_id, "tool": request.tool}
     if isinstance(request, JournalAppend):
         return {"kind": kind, "entry": dict(request.entry)}
+    if isinstance(request, Claim):
+        return {"kind": kind, "operation": request.operation, "entry": dict(request.entry)}
     if isinstance(request, Sleep):
         return {"kind": kind, "ticks": request.ticks}
     if isinstance(request, (Publish, BrokerSend, ApplyEffect)):
@@ -450,6 +453,11 @@ class Run:
             observed = {"diverging": list(response)}
         elif isinstance(request, JournalAppend):
             world.journals[actor.name].append(dict(request.entry))
+        elif isinstance(request, Claim):
+            response = world.claims.setdefault(request.operation, actor.name)
+            if response == actor.name:
+                world.journals[actor.name].append(dict(request.entry))
+            observed = {"owner": response}
         elif isinstance(request, JournalRead):
             response = tuple(dict(e) for e in world.journals[actor.name])
         elif isinstance(request, (Publish, BrokerSend)):
@@ -477,10 +485,13 @@ class Run:
     # -- state identity (for engines that deduplicate states) ------------------------------
 
     def fingerprint(self) -> bytes:
-        """A stable digest (SHA-256 of canonical JSON) of everything that decides what can
-        happen next and what a property can see: the durable world, the history's monitor
-        state, and each actor's position (its generator's inputs since it last started,
-        its pending call, sleep and delivery). Needs ``track_positions=True``.
+        """A digest (SHA-256) of everything that decides what can happen next and what a
+        property can see: the durable world; the history (each call's attempts with their
+        keys, compensations included, and the fault counts, not step numbers); and each
+        actor's position: the inputs its generator got since it last (re)started, its
+        call in flight, sleep and delivery. Equal digests mean equal states; equal states
+        built differently (dict insertion order) may differ, which only costs pruning.
+        Needs ``track_positions=True`` (or ``track``).
         """
         if not self.track_positions:
             raise ValueError("fingerprint() needs a Run built with track_positions=True")
@@ -488,14 +499,18 @@ class Run:
             [
                 a.gen is not None,
                 a.done,
-                a.digest.hex() if a.gen is not None else "",
+                a.digest if a.gen is not None else b"",
                 a.pending is not None,
                 a.wake_at,
                 a.delivery,
             ]
             for a in self._actors.values()
         ]
-        data = [self.world.fingerprint_data(), self.history.monitor_state(), actors]
+        attempts: dict[tuple[str, str], list[tuple[str, str | None, str | None]]] = {}
+        for a in self.history.attempts:  # every attempt, compensations too; not step numbers
+            attempts.setdefault((a.instance, a.call_id), []).append((a.tool, a.key, a.compensates))
+        history = [sorted(attempts.items()), sorted(self.history.faults.items())]
+        data = [self.world.fingerprint_data(), history, actors]
         return hashlib.sha256(_serial(data)).digest()
 
     def positions(self) -> tuple[bytes, ...]:

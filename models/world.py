@@ -132,6 +132,7 @@ class World:
         self.seen: set[str] = set()
         self.effects: dict[str, int] = {}
         self.journals: dict[str, list[dict[str, Any]]] = {}
+        self.claims: dict[str, str] = {}
         self.counters = {"event": 0, "delivery": 0}
 
     # -- tools -----------------------------------------------------------------------------
@@ -396,6 +397,7 @@ class World:
             self.state,
             records,
             self.store.ttl,
+            sorted(self.claims.items()),
             self.operations,
             self.outbox,
             self.broker,
@@ -416,4 +418,5 @@ class World:
             "broker": copy.deepcopy(self.broker),
             "consumer": {"seen": sorted(self.seen), "effects": dict(sorted(self.effects.items()))},
             "journals": copy.deepcopy(self.journals),
+            "claims": dict(sorted(self.claims.items())),
         }

@@ -12,7 +12,7 @@ import pytest
 
 from models.execution import Execution
 from models.policies import BUILTIN_POLICIES
-from models.proposal import Plan
+from models.proposal import Call, Plan
 from models.runner import Choice, Run
 from models.schedule import Deviation, Deviations
 from models.world import OUTCOMES
@@ -165,19 +165,41 @@ class PreferSecond:
 
 DOUBLE = (PLAN, PLAN)
 RACE = (PLAN, cancel_plan())
+# A second, different plan that repeats the checkout under the same keys (the model asked
+# again and added a read): a different operation, so both instances run and meet the keys.
+OVERLAP = (
+    PLAN,
+    Plan(
+        calls=(
+            *PLAN.calls,
+            Call(
+                id="call_5",
+                name="get_order",
+                index=4,
+                raw_arguments={"order_id": "ord_1"},
+                arguments={"order_id": "ord_1"},
+            ),
+        )
+    ),
+)
 INVALID = Plan(calls=PLAN.calls[:3])  # no confirm step: incomplete_workflow
 
 
-@pytest.mark.parametrize("plans", [DOUBLE, RACE], ids=["double-click", "checkout+cancel"])
+@pytest.mark.parametrize(
+    "plans", [DOUBLE, OVERLAP, RACE], ids=["double-click", "overlap", "checkout+cancel"]
+)
 @pytest.mark.parametrize("after", range(0, 26, 2))
 def test_two_instances_interleaved(plans: tuple[Plan, Plan], after: int) -> None:
     execution = run_checked("guarded", plans, chooser=PreferSecond(after))
     assert_survives(execution)
     assert execution.run.history.fault_count == 0
     assert len(charges(execution)) <= 1
-    for instance in ("orchestrator-1", "orchestrator-2"):
-        phase = journal_phase(execution.run, instance)
-        assert phase is not None and phase["phase"] == "RECONCILED"
+    phases = sorted(
+        str((journal_phase(execution.run, i) or {}).get("phase"))
+        for i in ("orchestrator-1", "orchestrator-2")
+    )
+    # A double click is one operation: whoever claims it first runs it, the other attaches.
+    assert phases == (["ATTACHED", "RECONCILED"] if plans is DOUBLE else ["RECONCILED"] * 2)
 
 
 def test_a_cancel_racing_the_checkout_rolls_it_back_cleanly() -> None:
@@ -205,8 +227,8 @@ class WhileChargeInFlight:
         return options[0]
 
 
-def test_double_click_meets_the_key_in_flight() -> None:
-    execution = run_checked("guarded", DOUBLE, chooser=WhileChargeInFlight())
+def test_an_overlapping_plan_meets_the_key_in_flight() -> None:
+    execution = run_checked("guarded", OVERLAP, chooser=WhileChargeInFlight())
     assert_survives(execution)
     conflicts = [s for s in execution.steps if s.observed.get("code") == "idempotency_conflict"]
     assert [(s.choice.actor, s.request["tool"]) for s in conflicts] == [
@@ -218,12 +240,26 @@ def test_double_click_meets_the_key_in_flight() -> None:
     assert execution.run.world.state["checkout"]["orders"]["ord_1"]["status"] == "confirmed"
 
 
-def test_double_click_default_run_replays_every_write() -> None:
-    execution = run_checked("guarded", DOUBLE)
+def test_an_overlapping_plan_replays_every_write() -> None:
+    execution = run_checked("guarded", OVERLAP)
     assert_survives(execution)
     second = [s for s in execution.steps if s.choice.actor == "orchestrator-2"]
     replayed = [s.request["tool"] for s in second if s.observed.get("replayed")]
     assert replayed == list(WORKFLOW)
+    assert charges(execution) == ["ch_1"]
+
+
+def test_a_double_click_attaches_to_the_first_submission() -> None:
+    execution = run_checked("guarded", DOUBLE, chooser=PreferSecond(3))
+    assert_survives(execution)
+    second = [s for s in execution.steps if s.choice.actor == "orchestrator-2"]
+    assert [s.request.get("kind") for s in second] == ["JournalRead", "Claim", "JournalAppend"]
+    assert second[1].observed == {"owner": "orchestrator-1"}
+    assert journal_phase(execution.run, "orchestrator-2") == {
+        "phase": "ATTACHED",
+        "operation": execution.run.world.journals["orchestrator-1"][0]["operation"],
+        "owner": "orchestrator-1",
+    }
     assert charges(execution) == ["ch_1"]
 
 

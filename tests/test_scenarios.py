@@ -161,8 +161,14 @@ def test_an_invalid_plan_is_rejected_with_zero_side_effects(
     run = runs[f"{scenario_id}/guarded"]
     assert run.met
     record = run.record()
-    # The only change anywhere is the journal: PROPOSED, then REJECTED with the code.
-    assert sorted(_diff(run)) == ["/journals/orchestrator-1/0", "/journals/orchestrator-1/1"]
+    # The only changes anywhere are the operation's claim and the journal: PROPOSED, then
+    # REJECTED with the code.
+    operation = record["state_after"]["journals"]["orchestrator-1"][0]["operation"]
+    assert sorted(_diff(run)) == [
+        f"/claims/{operation}",
+        "/journals/orchestrator-1/0",
+        "/journals/orchestrator-1/1",
+    ]
     assert record["state_after"]["journals"]["orchestrator-1"][1] == {
         "phase": "REJECTED",
         "codes": [code],

@@ -1,5 +1,7 @@
 """``guarded``: the full production chain of BRIEF.md, and the switches its controls flip.
 
+- a durable operation id claimed first, so a second submission of the same plan (a
+  double click) attaches to the first instead of running again;
 - a durable journal: PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, REJECTED or MANUAL;
 - the whole plan is validated before any side effect;
 - one stable key per operation (the model's), reused across retries and restarts, with
@@ -17,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from models.canonical import stable_hash
 from models.contract import ArgRef, ReceiptRef, Tool
 from models.policies.base import ActorGen, OrchestratorContext, Policy
 from models.policies.journal import JournalState
 from models.proposal import Call
 from models.requests import (
+    Claim,
     Invoke,
     JournalAppend,
     JournalRead,
@@ -63,7 +67,14 @@ class Guarded(Policy):
             return
         calls = ctx.plan.by_id()
         if state.phase is None:
-            yield from self.write(state, {"phase": "PROPOSED", "calls": list(calls)})
+            operation = self.operation_id(ctx)
+            proposed = {"phase": "PROPOSED", "operation": operation, "calls": list(calls)}
+            owner = yield Claim(operation=operation, entry=proposed)
+            if owner != ctx.instance:
+                attached = {"phase": "ATTACHED", "operation": operation, "owner": owner}
+                yield from self.write(state, attached)
+                return
+            state.apply(proposed)
         if state.phase == "PROPOSED":
             codes, order = self.check_plan(ctx)
             if codes:
@@ -106,6 +117,11 @@ class Guarded(Policy):
                 yield from self.manual(state, problems)
                 return
             yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
+
+    def operation_id(self, ctx: OrchestratorContext) -> str:
+        """The durable operation id: the same plan submitted twice is one operation."""
+        body = [[c.name, c.raw_arguments] for c in ctx.plan.calls]
+        return "op_" + stable_hash(body)[:16]
 
     def recover(self, entries: tuple[dict[str, Any], ...]) -> JournalState:
         """What a (re)started instance knows: its durable journal, folded."""

@@ -1,7 +1,8 @@
 """The guarded policy's durable journal, and how a restarted instance reads it back.
 
 Entries are plain JSON objects appended through ``JournalAppend``. Phases follow BRIEF.md:
-PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, or REJECTED, or MANUAL. Per call the
+PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, or REJECTED, or MANUAL; a second
+submission of the same operation ends ATTACHED to the instance that owns it. Per call the
 journal records each attempt *before* it is sent (so the attempt count survives crashes),
 then the call's result.
 """
@@ -15,7 +16,8 @@ import attrs
 
 __all__ = ["TERMINAL_PHASES", "JournalState"]
 
-TERMINAL_PHASES = frozenset({"RECONCILED", "REJECTED", "MANUAL"})
+TERMINAL_PHASES = frozenset({"RECONCILED", "REJECTED", "MANUAL", "ATTACHED"})
+"""ATTACHED: a second submission of an operation another instance already owns."""
 
 
 @attrs.define
