@@ -1,0 +1,113 @@
+"""The random engine: seeded walks, swarm testing, and failures shrunk to the fewest
+deviations (delta debugging, then a systematic search below)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from checker.engine import Budget, EngineReport, Target
+from checker.random_walk import RandomEngine, _Walk, shrink
+from checker.representative import representative_plans
+from invariants import DEFAULT_INVARIANTS
+from models.contract_loader import default_contract
+from models.execution import execute
+from models.fixture import default_fixture
+from models.policies import DESIGNATED, builtin_policy
+from models.proposal import Plan
+from models.schedule import Deviation, Deviations
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+SINGLE, DOUBLE = representative_plans(CONTRACT, FIXTURE)
+
+
+def target(name: str, plans: tuple[tuple[Plan, ...], ...] = ()) -> Target:
+    policy = builtin_policy(name)
+    assert policy is not None
+    return Target(
+        policy_name=name,
+        policy=policy,
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        plans=plans,
+    )
+
+
+def walk(name: str, *, seed: int = 0, walks: int = 200, **options: int) -> EngineReport:
+    budget = Budget(max_examples=walks, max_faults=2, seed=seed)
+    return RandomEngine(**options).explore(target(name), budget)  # type: ignore[arg-type]
+
+
+def test_the_same_seed_gives_the_same_walks_and_the_same_counterexample() -> None:
+    first, again = walk("control-no-dedupe", seed=3), walk("control-no-dedupe", seed=3)
+    assert first.to_json() == again.to_json()
+    assert first.counterexample is not None and again.counterexample is not None
+    assert [s.to_json() for s in first.counterexample.execution.steps] == [
+        s.to_json() for s in again.counterexample.execution.steps
+    ]
+
+
+def test_a_clean_policy_survives_every_walk_and_coverage_is_counted() -> None:
+    report = walk("guarded", walks=25)
+    assert report.counterexample is None
+    assert report.runs == 25 and report.steps > 25 * 40
+    assert report.coverage["invariants"]["no_double_charge"] == report.steps
+    assert sum(report.coverage["faults"].values()) > 0
+    assert set(report.coverage["deviations"]) >= set(report.coverage["faults"])
+
+
+@pytest.mark.parametrize(
+    "name", ["control-fresh-key", "control-no-saga", "control-dual-write", "control-no-dedupe"]
+)
+def test_controls_fail_and_shrink_to_a_single_deviation(name: str) -> None:
+    report = walk(name)
+    found = report.counterexample
+    assert found is not None and found.engine == "random"
+    assert found.invariant in DESIGNATED[name]
+    assert found.deviations == found.execution.deviations == 1
+    assert any("none with fewer deviations" in note for note in report.notes)
+
+
+def test_a_walk_only_takes_the_kinds_its_swarm_enables() -> None:
+    walker = _Walk(random.Random(7), frozenset({"crash"}), 0.5, 5)
+    execute(
+        policy=builtin_policy("guarded"),  # type: ignore[arg-type]
+        contract=CONTRACT,
+        plans=SINGLE,
+        fixture=FIXTURE,
+        invariants=(),
+        chooser=walker,
+    )
+    assert walker.kinds_taken == ["crash"] * 5
+
+
+def test_delta_debugging_drops_the_deviations_the_failure_does_not_need() -> None:
+    noise = Deviation(action="complete", outcome="transient_error", tool="create_order")
+    cause = Deviation(action="complete", outcome="permanent_error", tool="charge_payment")
+    jump = Deviation(action="jump", actor="clock", after_tool="reserve_inventory")
+    policy = builtin_policy("control-no-saga")
+    assert policy is not None
+    failing = execute(
+        policy=policy,
+        contract=CONTRACT,
+        plans=SINGLE,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        chooser=Deviations([noise, jump, cause]),
+    )
+    assert failing.deviations == 3 and failing.failures
+    small = shrink(target("control-no-saga"), SINGLE, failing)
+    assert small.deviations == 1
+    assert small.failures[0].name == failing.failures[0].name
+    (step,) = [s for s in small.steps if s.deviation]
+    assert (step.choice.outcome, step.request["tool"]) == ("permanent_error", "charge_payment")
+
+
+def test_deep_walks_take_more_deviations_and_still_shrink() -> None:
+    report = walk("control-no-dedupe", walks=50, max_deviations=6)
+    found = report.counterexample
+    assert found is not None and found.deviations == 1
+    assert report.notes[0] == "walk 1 failed with 3 deviations"  # more than max_faults
