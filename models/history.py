@@ -46,10 +46,3 @@ class History:
             if attempt.compensates is None:
                 grouped.setdefault((attempt.instance, attempt.call_id), []).append(attempt)
         return grouped
-
-    def monitor_state(self) -> dict[str, Any]:
-        """The history facts invariants depend on, for state deduplication."""
-        keys: dict[str, list[str | None]] = {}
-        for (instance, call_id), attempts in sorted(self.attempts_by_call().items()):
-            keys[f"{instance}/{call_id}"] = [a.key for a in attempts]
-        return {"attempt_keys": keys, "faults": dict(sorted(self.faults.items()))}
