@@ -6,8 +6,6 @@ plan call with the key it used, and the faults the checker injected. Invariants 
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 __all__ = ["Attempt", "History"]
