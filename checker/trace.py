@@ -24,6 +24,7 @@ from models.fixture import WorldFixture, parse_world
 from models.policies.base import Policy
 from models.proposal import Plan, plan_from_json, plan_to_json
 from models.runner import Check, Choice
+from models.schedule import Deviation
 from models.strict_json import StrictJsonError, loads_strict
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "load_trace",
     "replay",
     "trace_of",
+    "translate_deviations",
     "write_trace",
 ]
 
@@ -148,3 +150,46 @@ def replay(trace: Trace, *, policy: Policy, invariants: Sequence[Check]) -> Exec
         invariants=invariants,
         choices=trace.choices,
     )
+
+
+def translate_deviations(document: Mapping[str, Any]) -> list[Deviation]:
+    """The trace's deviations as descriptions another policy can meet.
+
+    Recorded choices are policy-specific: another policy's run has other steps, so raw
+    replay diverges at once. A fault is not: "the charge's response is lost after commit",
+    "the consumer crashes before applying an event", "the clock jumps" mean the same under
+    any policy. Each deviating step becomes a ``Deviation`` on the same actor, action,
+    outcome and request (tool and call, or request kind), applied in the recorded order.
+    """
+    deviations: list[Deviation] = []
+    for step in document.get("steps", []):
+        if not step.get("deviation"):
+            continue
+        action, actor, outcome = step["action"], step["actor"], step.get("outcome", "ok")
+        request = step.get("request") or {}
+        if action == "complete":
+            deviations.append(
+                Deviation(
+                    action=action,
+                    outcome=outcome,
+                    actor=actor,
+                    tool=request.get("tool"),
+                    call=request.get("call"),
+                )
+            )
+        elif action == "crash":
+            lost = (step.get("observed") or {}).get("lost")
+            deviations.append(Deviation(action=action, actor=actor, kind=lost))
+        elif action in ("deliver", "jump", "wait"):
+            deviations.append(Deviation(action=action, actor=actor))
+        else:
+            deviations.append(
+                Deviation(
+                    action=action,
+                    outcome=outcome,
+                    actor=actor,
+                    kind=request.get("kind"),
+                    tool=request.get("tool"),
+                )
+            )
+    return deviations
