@@ -21,7 +21,7 @@ EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
 
-COMMANDS: tuple[str, ...] = ("validate", "score", "evaluate", "scenarios")
+COMMANDS: tuple[str, ...] = ("validate", "score", "evaluate", "scenarios", "explore", "replay")
 
 
 class _Parser(argparse.ArgumentParser):

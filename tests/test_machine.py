@@ -1,0 +1,277 @@
+"""The Hypothesis layer: fault kinds, plan strategies, the state machine, pytest support."""
+
+from __future__ import annotations
+
+import unittest
+from collections.abc import Iterator
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from checker.engine import Budget, Target
+from checker.fault_kinds import FAULT_KINDS, deviations_by_kind, draw_kind, kind_of
+from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from checker.machine import describe_failure
+from checker.plan_space import PlanSpace
+from checker.policy_loading import load_policy
+from checker.strategies import near_valid_plans, submissions, valid_plans
+from checker.testing import txcheck_testcase
+from invariants import DEFAULT_INVARIANTS, always, eventually
+from models.contract_loader import default_contract
+from models.execution import execute
+from models.fixture import default_fixture
+from models.policies import DESIGNATED, builtin_policy
+from models.proposal import Plan
+from models.runner import Choice, Run, RunView
+from models.schedule import Deviation, Deviations
+from models.validation import validate
+from models.world_rules import business_check_from_doc
+from tests.strategies import checkout_calls
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+SPACE = PlanSpace(CONTRACT, FIXTURE)
+PLAN = Plan.of(*checkout_calls("ord_1"))
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _run(policy: str = "guarded", plans: tuple[Plan, ...] = (PLAN,)) -> Run:
+    return Run(policy=builtin_policy(policy), contract=CONTRACT, plans=plans, fixture=FIXTURE)
+
+
+def _target(policy: str, *, invariants: tuple = DEFAULT_INVARIANTS) -> Target:  # type: ignore[type-arg]
+    return Target(
+        policy_name=policy,
+        policy=load_policy(policy).policy,
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        invariants=invariants,
+        plans=((PLAN,),),
+    )
+
+
+# -- fault kinds -------------------------------------------------------------------------------
+
+
+def test_kind_of_names_every_kind_of_deviation() -> None:
+    run = _run()
+    options = run.choices()
+    assert kind_of(options[0], options) is None
+    assert kind_of(Choice("orchestrator-1", "crash"), options) == "crash"
+    assert kind_of(Choice("clock", "jump"), options) == "jump"
+    while run.current("orchestrator-1").get("kind") != "Invoke" or not any(
+        c.action == "complete" for c in run.choices()
+    ):
+        run.apply(run.choices()[0])
+    options = run.choices()
+    kinds = {kind_of(c, options) for c in options[1:]}
+    assert {"timeout_before_commit", "lost_response_after_commit", "permanent_error"} <= kinds
+    assert "transient_error" in kinds
+
+
+def test_reorder_and_interleave_are_told_apart() -> None:
+    options = [
+        Choice("orchestrator-1", "step"),
+        Choice("consumer", "deliver", "d_1"),
+        Choice("consumer", "deliver", "d_2"),
+    ]
+    assert kind_of(options[1], options) == "interleave"
+    assert kind_of(options[2], options) == "reorder"
+    grouped = deviations_by_kind(options, frozenset({"reorder"}))
+    assert grouped == {"reorder": [options[2]]}
+
+
+@FAST
+@given(st.data(), st.sets(st.sampled_from(FAULT_KINDS), min_size=1))
+def test_draw_kind_draws_only_enabled_kinds(data: st.DataObject, enabled: set[str]) -> None:
+    assert draw_kind(data, sorted(enabled)) in enabled
+
+
+# -- plan strategies ---------------------------------------------------------------------------
+
+
+@FAST
+@given(valid_plans(SPACE))
+def test_valid_plans_are_valid_at_every_level_and_complete_under_guarded(plan: Plan) -> None:
+    business = business_check_from_doc(FIXTURE.document)
+    verdict = validate(CONTRACT, plan, business=business)
+    assert verdict.valid, verdict.codes()
+    execution = execute(
+        policy=builtin_policy("guarded"),
+        contract=CONTRACT,
+        plans=[plan],
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+    )
+    assert execution.ok
+    assert execution.run.world.journals["orchestrator-1"][-1] == {
+        "phase": "RECONCILED",
+        "outcome": "completed",
+    }
+
+
+EXPECTED_CODES = {
+    "drop_step": {"incomplete_workflow"},
+    "swap_steps": {"dependency_too_early"},
+    "missing_key": {"missing_idempotency_key"},
+    "shared_key": {"duplicate_key_different_intent"},
+    "duplicate_new_key": {"duplicate_side_effect"},
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(near_valid_plans(SPACE))
+def test_each_mutation_is_one_step_from_valid(mutated: tuple[str, Plan]) -> None:
+    name, plan = mutated
+    codes = set(validate(CONTRACT, plan).codes())
+    if name in EXPECTED_CODES:
+        assert EXPECTED_CODES[name] <= codes
+    elif name == "wrong_type":
+        assert codes & {"type_mismatch", "enum_violation"}
+    elif name == "repeat_same_key":
+        assert not codes
+        execution = execute(
+            policy=builtin_policy("guarded"),
+            contract=CONTRACT,
+            plans=[plan],
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        )
+        intents = [op["intent"] for op in execution.run.world.operations]
+        assert len(intents) == len(set(intents))  # the repeated call executed once
+    elif name == "foreign_tool":
+        assert not codes or codes == {"unknown_tool"}
+
+
+@FAST
+@given(submissions(SPACE))
+def test_submissions_hold_one_or_two_plans(plans: tuple[Plan, ...]) -> None:
+    assert 1 <= len(plans) <= 2
+    if len(plans) == 2 and plans[0] == plans[1]:
+        assert plans[0] is plans[1] or plans[0].calls[0].arguments != plans[1].calls[0].arguments
+
+
+# -- the machine -------------------------------------------------------------------------------
+
+
+@always
+def nothing_charged(view: RunView) -> Iterator[str]:
+    """Test property: fails as soon as any charge exists."""
+    for charge_id in sorted(view.world.state["checkout"]["charges"]):
+        yield f"{charge_id} exists"
+
+
+@eventually
+def never_quiet(view: RunView) -> Iterator[str]:
+    """Test property: fails whenever a run quiesces."""
+    yield "the run went quiet"
+
+
+def _explore(target: Target, **budget: int) -> object:
+    engine = HypothesisEngine(HypothesisOptions(seed=0))
+    return engine.explore(target, Budget(max_examples=budget.get("examples", 50), max_faults=2))
+
+
+def test_safety_is_checked_after_the_step_that_breaks_it() -> None:
+    report = _explore(_target("guarded", invariants=(nothing_charged,)))
+    found = report.counterexample  # type: ignore[attr-defined]
+    assert found is not None and found.invariant == "nothing_charged"
+    failure = found.execution.failures[0]
+    step = found.execution.steps[failure.step]
+    assert (step.choice.action, step.request["tool"]) == ("complete", "charge_payment")
+    assert found.deviations == 0
+    assert describe_failure(found.execution).startswith(
+        f"invariant 'nothing_charged' (always) violated after step {failure.step}: ch_1 exists"
+    )
+
+
+def test_liveness_is_checked_at_quiescence_in_teardown() -> None:
+    report = _explore(_target("guarded", invariants=(never_quiet,)))
+    found = report.counterexample  # type: ignore[attr-defined]
+    assert found is not None and found.execution.failures[0].step is None
+    assert found.execution.quiesced and found.deviations == 0
+
+
+def test_guarded_survives_a_fixed_plan_and_coverage_counts_what_ran() -> None:
+    report = _explore(_target("guarded"), examples=40)
+    assert report.counterexample is None  # type: ignore[attr-defined]
+    coverage = report.coverage  # type: ignore[attr-defined]
+    assert set(coverage["faults"]) <= set(FAULT_KINDS) and coverage["faults"]
+    assert coverage["invariants"]["no_double_charge"] == report.steps  # type: ignore[attr-defined]
+    assert sum(coverage["outcomes"].values()) == coverage["invariants"]["acceptable_outcome"]
+
+
+def test_time_budget_stops_the_search() -> None:
+    engine = HypothesisEngine(HypothesisOptions(seed=0))
+    report = engine.explore(_target("guarded"), Budget(max_examples=10**6, time_budget=0.3))
+    assert report.counterexample is None
+    assert report.notes == ("time budget ran out",)
+    assert report.runs < 10**6
+
+
+def test_shrinking_reaches_the_known_minimum_for_naive() -> None:
+    """A timeout on the first call makes naive retry under a new key: one deviation."""
+    report = _explore(_target("naive"), examples=200)
+    found = report.counterexample  # type: ignore[attr-defined]
+    assert found is not None and found.invariant == "retries_reuse_key"
+    assert found.deviations == 1 and len(found.execution.steps) == 3
+
+
+# -- pytest integration -----------------------------------------------------------------------
+
+
+def _outcome(testcase: type[unittest.TestCase]) -> unittest.TestResult:
+    result = unittest.TestResult()
+    testcase().run(result)
+    return result
+
+
+def test_txcheck_testcase_passes_for_guarded() -> None:
+    testcase = txcheck_testcase("guarded", plans=[(PLAN,)], max_examples=15, database=None)
+    result = _outcome(testcase)
+    assert result.wasSuccessful(), result.failures
+
+
+def test_txcheck_testcase_fails_naming_the_invariant() -> None:
+    testcase = txcheck_testcase(
+        "control-no-saga",
+        plans=[(PLAN,)],
+        max_examples=300,
+        database=None,
+        derandomize=True,
+        phases=(Phase.generate,),
+    )
+    result = _outcome(testcase)
+    assert len(result.failures) == 1
+    text = result.failures[0][1]
+    named = [n for n in DESIGNATED["control-no-saga"] if f"invariant {n!r} (eventually)" in text]
+    assert len(named) == 1
+    assert "Reproduce in Python:" in text and f"assert execution.failed({named[0]!r})" in text
+
+
+def test_the_pytest_example_policy_keeps_the_money() -> None:
+    """One deviation (the confirmation declined) and the saga never refunds."""
+    deviation = Deviation(action="complete", outcome="permanent_error", tool="confirm_order")
+    execution = execute(
+        policy=load_policy("examples.pytest_example.shop_policy:KeepsTheMoney").policy,
+        contract=CONTRACT,
+        plans=[PLAN],
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        chooser=Deviations([deviation]),
+    )
+    assert [f.name for f in execution.failures] == ["acceptable_outcome"]
+    assert execution.run.world.state["checkout"]["refunds"] == {}
+
+
+def test_deviations_chooser_and_machine_agree_on_the_designated_failure() -> None:
+    deviation = Deviation(action="complete", outcome="permanent_error", tool="charge_payment")
+    execution = execute(
+        policy=builtin_policy("control-no-saga"),
+        contract=CONTRACT,
+        plans=[PLAN],
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        chooser=Deviations([deviation]),
+    )
+    assert execution.failed("acceptable_outcome") and execution.deviations == 1

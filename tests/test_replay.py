@@ -1,0 +1,174 @@
+"""``txcheck replay``: exact re-execution, other policies, divergence, determinism."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from checker.cli import main
+from checker.cmd_replay import ReplayReport, replay_trace, shared_plans
+from checker.trace import dumps_trace, load_trace, trace_of, write_trace
+from invariants import DEFAULT_INVARIANTS
+from models.contract_loader import default_contract
+from models.execution import Execution, execute
+from models.fixture import default_fixture
+from models.policies import builtin_policy
+from models.proposal import Plan
+from models.schedule import Deviation, Deviations
+from tests.strategies import checkout_calls
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_TRACE = ROOT / "examples" / "pytest_example" / "counterexample.json"
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+PLAN = Plan.of(*checkout_calls("ord_1"))
+SMALL = Plan.of(
+    ("reserve_inventory", {"order_id": "ord_existing", "idempotency_key": "key-reserve-1"})
+)
+
+
+def _run(policy: str, plans: list[Plan], *deviations: Deviation) -> Execution:
+    return execute(
+        policy=builtin_policy(policy),
+        contract=CONTRACT,
+        plans=plans,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        chooser=Deviations(deviations),
+    )
+
+
+def _write(path: Path, policy: str, plans: list[Plan], *deviations: Deviation) -> Path:
+    execution = _run(policy, plans, *deviations)
+    document = trace_of(execution, policy=policy, contract=CONTRACT, fixture=FIXTURE, plans=plans)
+    write_trace(document, path)
+    return path
+
+
+LOST = Deviation(action="complete", outcome="lost_response_after_commit", tool="charge_payment")
+
+
+def test_replay_reproduces_the_recorded_violation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _write(tmp_path / "t.json", "control-fresh-key", [PLAN], LOST)
+    assert main(["replay", str(trace), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["reproduced"] and result["divergence"] is None
+    assert result["recorded_violations"] == ["retries_reuse_key"]
+    assert [v["invariant"] for v in result["violations"]] == ["retries_reuse_key"]
+
+
+def test_replay_is_byte_for_byte_deterministic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _write(tmp_path / "t.json", "control-no-saga", [PLAN], LOST)
+    outputs = []
+    for _ in range(2):
+        assert main(["replay", str(trace), "--json"]) in (0, 1)
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    loaded = load_trace(trace)
+    again = replay_trace(loaded, loaded.policy, timeout=None)
+    rewritten = trace_of(
+        again, policy=loaded.policy, contract=loaded.contract, fixture=loaded.fixture,
+        plans=loaded.plans,
+    )  # fmt: skip
+    assert dumps_trace(rewritten) == trace.read_text(encoding="utf-8")
+
+
+def test_another_policy_that_passes_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ack = Deviation(action="step", outcome="ack_lost", actor="consumer")
+    trace = _write(tmp_path / "t.json", "control-no-dedupe", [PLAN], ack)
+    assert main(["replay", str(trace)]) == 1
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--policy", "guarded", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["policy"] == "guarded" and result["recorded_policy"] == "control-no-dedupe"
+    assert result["violations"] == [] and not result["reproduced"]
+
+
+def test_a_policy_that_cannot_follow_the_trace_diverges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _write(tmp_path / "t.json", "control-fresh-key", [PLAN], LOST)
+    assert main(["replay", str(trace), "--policy", "naive", "--json"]) in (0, 1)
+    divergence = json.loads(capsys.readouterr().out)["divergence"]
+    assert divergence is not None
+    recorded = load_trace(trace).choices[divergence["step"]]
+    assert divergence["wanted"] == recorded.to_json()
+    assert recorded.to_json() not in divergence["available"]
+    assert main(["replay", str(trace), "--policy", "naive"]) in (0, 1)
+    assert f"Diverged: step {divergence['step']}: recorded choice" in capsys.readouterr().out
+
+
+def test_the_same_plan_twice_stays_one_plan() -> None:
+    first, second = shared_plans([Plan.of(*checkout_calls("ord_1"))] * 2)
+    assert first is second
+    other = shared_plans([PLAN, Plan.of(*checkout_calls("ord_2"))])
+    assert other[0] is not other[1]
+
+
+def test_the_committed_pytest_example_trace_reproduces(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", str(EXAMPLE_TRACE), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["reproduced"]
+    assert result["policy"] == "examples.pytest_example.shop_policy:KeepsTheMoney"
+    assert [v["invariant"] for v in result["violations"]] == ["acceptable_outcome"]
+
+
+def test_bad_trace_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something-else"}', encoding="utf-8")
+    assert main(["replay", str(bad)]) == 2
+    assert main(["replay", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "expected a txcheck-trace/1 document" in err and "cannot read trace" in err
+
+
+EXPECTED = """\
+Replayed t.json under policy naive (recorded under naive): 3 steps
+Counterexample: policy naive violates retries_reuse_key
+3 steps, 1 deviation from the default schedule
+retries_reuse_key (always, after step 2):
+  orchestrator-1 retried call_1 under 2 keys: ['key-reserve-1', 'key-reserve-1-retry2']
+Plans
+ instance        call    tool               arguments
+ orchestrator-1  call_1  reserve_inventory  {"idempotency_key": "key-reserve-1", "order_id":
+                                            "ord_existing"}
+Steps (* = deviation)
+ #     actor           action    outcome          request                          observed
+ 0     orchestrator-1  step      ok               Invoke reserve_inventory call_1  {"admitted":
+                                                                                   true}
+ 1  *  orchestrator-1  complete  transient_error  Invoke reserve_inventory call_1  error
+                                                                                   (transient)
+ 2     orchestrator-1  step      ok               Invoke reserve_inventory call_1  {"admitted":
+                                                                                   true}
+State change at step 2:
+  + /idempotency/acme~1key-reserve-1-retry2 = {"created_at": 0, "expires_at": 40, "...
+Reproduced: retries_reuse_key.
+"""
+
+
+def test_the_human_report_reads_as_expected(tmp_path: Path) -> None:
+    error = Deviation(action="complete", outcome="transient_error")
+    trace = load_trace(_write(tmp_path / "t.json", "naive", [SMALL], error))
+    report = ReplayReport(
+        path="t.json",
+        policy="naive",
+        recorded_policy=trace.policy,
+        recorded=("retries_reuse_key",),
+        execution=replay_trace(trace, "naive", timeout=None),
+    )
+    console = Console(color_system=None, width=100, file=io.StringIO())
+    console.print(report)
+    output = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\n".join(line.rstrip() for line in output.splitlines()) + "\n" == EXPECTED
