@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from invariants.base import always, eventually
+from models.canonical import canonical_json
 from models.policies.journal import TERMINAL_PHASES
-from models.proposal import Plan
+from models.proposal import Plan, plan_to_json
 from models.runner import RunView
 from models.validation import validate
 from models.world import World
@@ -173,15 +174,14 @@ def _refused_by_world(view: RunView, plan: Plan) -> bool:
 def acceptable_outcome(view: RunView) -> Iterator[str]:
     """Each plan ends completed (every write once), cleanly rolled back (every committed
     write compensated), or in MANUAL with the diverging records listed; a half-done
-    checkout is none of these."""
+    checkout is none of these. A plan's writes are those its own instances committed or
+    adopted (a replayed or looked-up result they journaled); another plan's identical
+    operation on the same order is not this plan's."""
     world = view.world
-    for index, plan in enumerate(view.plans):
-        owners = [i for i, p in zip(view.instances, view.plans, strict=False) if p is plan]
-        if view.instances[index] != owners[0]:
-            continue
+    for plan, owners in _plan_groups(view):
         manual = [_last_phase_entry(world, o) for o in owners]
         if any(e is not None and e.get("phase") == "MANUAL" for e in manual):
-            for owner, entry in zip(owners, manual, strict=False):
+            for owner, entry in zip(owners, manual, strict=True):
                 if (
                     entry is not None
                     and entry.get("phase") == "MANUAL"
@@ -194,39 +194,59 @@ def acceptable_outcome(view: RunView) -> Iterator[str]:
             yield f"plan of {', '.join(owners)}: {problem}"
 
 
+def _plan_groups(view: RunView) -> list[tuple[Plan, list[str]]]:
+    """Instances grouped by plan content: a plan submitted twice is one plan."""
+    groups: dict[str, tuple[Plan, list[str]]] = {}
+    for instance, plan in zip(view.instances, view.plans, strict=True):
+        key = canonical_json(plan_to_json(plan))
+        groups.setdefault(key, (plan, []))[1].append(instance)
+    return list(groups.values())
+
+
 def _outcome_problem(view: RunView, plan: Plan, owners: list[str]) -> str | None:
     world = view.world
-    writes: dict[str, str] = {}
+    intent_of_call: dict[str, str] = {}
+    writes: dict[str, str] = {}  # intent -> the first call with it (repeats run once)
     for call in plan.calls:
         tool = view.contract.tool(call.name)
         if tool is not None and tool.has_side_effect and call.arguments is not None:
-            writes.setdefault(world.intent_of(tool, call.arguments), call.id)
-    by_call = {
-        (o, c.id): world.intent_of(t, c.arguments)
-        for o in owners
-        for c in plan.calls
-        if (t := view.contract.tool(c.name)) is not None and c.arguments is not None
-    }
+            intent = world.intent_of(tool, call.arguments)
+            intent_of_call[call.id] = intent
+            writes.setdefault(intent, call.id)
+    mine = set(owners)
     commits: dict[str, int] = {}
-    undone: dict[str, int] = {}
+    undone: set[str] = set()
     for op in world.operations:
+        if op["owner"] not in mine:
+            continue
         if op["compensates"] is None:
-            if op["intent"] in writes:
+            if op["intent"] in writes and op["call_id"] in intent_of_call:
                 commits[op["intent"]] = commits.get(op["intent"], 0) + 1
-        else:
-            intent = by_call.get((op["owner"], op["compensates"]))
-            if intent is not None:
-                undone[intent] = undone.get(intent, 0) + 1
+        elif op["compensates"] in intent_of_call:
+            undone.add(intent_of_call[op["compensates"]])
+    # A journaled result counts only when its receipt is a real committed operation's: a
+    # policy that writes "done" for a call that never committed does not get credit.
+    receipts = {canonical_json(op["receipt"]) for op in world.operations}
+    adopted: set[str] = set()
+    for owner in owners:
+        for entry in world.journals.get(owner, []):
+            journaled = intent_of_call.get(str(entry.get("call")))
+            if journaled is None or canonical_json(entry.get("receipt")) not in receipts:
+                continue
+            if entry.get("event") == "done":
+                adopted.add(journaled)
+            elif entry.get("event") == "compensated":
+                undone.add(journaled)
     twice = [writes[i] for i, n in commits.items() if n > 1]
     if twice:
         return f"{', '.join(sorted(twice))} committed more than once"
-    committed = [i for i in writes if commits.get(i)]
+    committed = [i for i in writes if commits.get(i) or i in adopted]
     if len(committed) == len(writes) and not undone:
         return None  # completed
-    kept = [writes[i] for i in committed if not undone.get(i)]
+    kept = [writes[i] for i in committed if i not in undone]
     if not kept:
         return None  # cleanly rolled back, or nothing ever committed
-    missing = [writes[i] for i in writes if not commits.get(i)]
+    missing = [writes[i] for i in writes if i not in committed]
     return (
         f"half done: {', '.join(kept)} committed and not undone, "
         f"{', '.join(missing) or 'nothing'} never committed"
