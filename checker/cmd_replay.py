@@ -1,10 +1,11 @@
 """``txcheck replay TRACE [--policy P]``: re-execute a saved trace exactly.
 
 The recorded choices are fed back through the one runner, under the recorded policy or
-``--policy``. Exit 1 when an invariant fails (the recorded violation reproduced, or
-another one), 0 when the policy passes the trace, 2 on bad input or a policy error. When
-another policy cannot follow the trace, the report names the step where the recorded
-choice is impossible.
+``--policy``. When another policy cannot follow the recorded steps (its own steps differ),
+the report names the step where the recorded choice became impossible and replays the
+recorded *faults* instead, each at the matching point of that policy's run: that is what
+tells whether a fix holds. Exit 1 when an invariant fails (the recorded violation
+reproduced, or another one), 0 when the policy passes, 2 on bad input or a policy error.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from rich.text import Text
 from checker.cli import EXIT_FOUND, EXIT_OK
 from checker.policy_loading import DEFAULT_POLICY_TIMEOUT, load_policy
 from checker.render_trace import counterexample_report, report_console
-from checker.trace import Trace, load_trace
+from checker.trace import Trace, load_trace, translate_deviations
 from invariants import DEFAULT_INVARIANTS
 from models.canonical import canonical_json
 from models.errors import PolicyError
 from models.execution import Execution, execute
 from models.proposal import Plan, plan_to_json
+from models.schedule import Deviations
 
 __all__ = ["ReplayReport", "register", "replay_trace", "run", "shared_plans"]
 
@@ -54,16 +56,22 @@ def shared_plans(plans: Sequence[Plan]) -> tuple[Plan, ...]:
     return tuple(seen.setdefault(canonical_json(plan_to_json(p)), p) for p in plans)
 
 
-def replay_trace(trace: Trace, policy: str, *, timeout: float | None) -> Execution:
-    """Re-execute ``trace`` under ``policy`` (a built-in name or import path)."""
+def replay_trace(
+    trace: Trace, policy: str, *, timeout: float | None, translate: bool = False
+) -> Execution:
+    """Re-execute ``trace`` under ``policy`` (a built-in name or import path): its exact
+    choices, or with ``translate`` its faults (``translate_deviations``), which another
+    policy can meet although its steps differ."""
     loaded = load_policy(policy, timeout=timeout)
+    chooser = Deviations(translate_deviations(trace.document)) if translate else None
     return execute(
         policy=loaded.policy,
         contract=trace.contract,
         plans=shared_plans(trace.plans),
         fixture=trace.fixture,
         invariants=DEFAULT_INVARIANTS,
-        choices=trace.choices,
+        choices=() if translate else trace.choices,
+        chooser=chooser,
     )
 
 
@@ -80,10 +88,16 @@ class ReplayReport:
     recorded_policy: str
     recorded: tuple[str, ...]
     execution: Execution = attrs.field(eq=False)
+    translated: Execution | None = attrs.field(default=None, eq=False)
+
+    @property
+    def final(self) -> Execution:
+        """The run the verdict rests on: the translated one when exact replay diverged."""
+        return self.translated if self.translated is not None else self.execution
 
     @property
     def violations(self) -> list[str]:
-        return [f.name for f in self.execution.failures]
+        return [f.name for f in self.final.failures]
 
     @property
     def reproduced(self) -> bool:
@@ -97,7 +111,7 @@ class ReplayReport:
             "policy": self.policy,
             "recorded_policy": self.recorded_policy,
             "recorded_violations": list(self.recorded),
-            "violations": [f.to_json() for f in execution.failures],
+            "violations": [f.to_json() for f in self.final.failures],
             "reproduced": self.reproduced,
             "divergence": None
             if divergence is None
@@ -109,6 +123,14 @@ class ReplayReport:
             },
             "error": execution.error,
             "steps": [s.to_json() for s in execution.steps],
+            "translated": None
+            if self.translated is None
+            else {
+                "violations": [f.to_json() for f in self.translated.failures],
+                "deviations": self.translated.deviations,
+                "error": self.translated.error,
+                "steps": [s.to_json() for s in self.translated.steps],
+            },
         }
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -124,22 +146,29 @@ class ReplayReport:
                 "follow the recorded run from there.",
                 style="bold yellow",
             )
-        if execution.failures or execution.error:
-            yield counterexample_report(execution, policy=self.policy)
+        final = self.final
+        if self.translated is not None:
+            yield Text(
+                f"Replayed the recorded faults instead ({final.deviations} deviations at the "
+                f"matching points of {self.policy}'s own run): {len(final.steps)} steps.",
+                style="bold",
+            )
+        if final.failures or final.error:
+            yield counterexample_report(final, policy=self.policy)
         recorded = ", ".join(self.recorded) or "none"
         if self.reproduced:
             yield Text(f"Reproduced: {recorded}.", style="bold red")
-        elif execution.failures:
+        elif final.failures:
             yield Text(
                 f"Violations: {', '.join(self.violations)} (recorded: {recorded}).",
                 style="bold red",
             )
-        elif execution.divergence is not None:
+        elif final.divergence is not None:
             yield Text(
                 f"No invariant failed up to the divergence (recorded: {recorded}).",
                 style="bold green",
             )
-        elif execution.error is None:
+        elif final.error is None:
             yield Text(
                 f"Policy {self.policy} passes this trace (recorded: {recorded}).",
                 style="bold green",
@@ -150,13 +179,18 @@ def run(args: argparse.Namespace) -> int:
     trace = load_trace(args.trace)
     policy = args.policy or trace.policy
     execution = replay_trace(trace, policy, timeout=args.policy_timeout)
+    translated = None
+    if execution.divergence is not None and not execution.failures and execution.error is None:
+        translated = replay_trace(trace, policy, timeout=args.policy_timeout, translate=True)
     report = ReplayReport(
         path=args.trace,
         policy=policy,
         recorded_policy=trace.policy,
         recorded=tuple(_names(trace.violations)),
         execution=execution,
+        translated=translated,
     )
+    execution = report.final
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:

@@ -108,6 +108,27 @@ def test_a_policy_that_cannot_follow_the_trace_diverges(
     assert f"Diverged: step {divergence['step']}: recorded choice" in capsys.readouterr().out
 
 
+def test_under_another_policy_the_recorded_faults_are_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # naive's steps are not guarded's: exact replay diverges at once, so the recorded
+    # fault (the charge's lost response) is replayed at guarded's own charge instead.
+    trace = _write(tmp_path / "t.json", "naive", [PLAN], LOST)
+    assert main(["replay", str(trace), "--policy", "guarded", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["divergence"] is not None and result["violations"] == []
+    translated = result["translated"]
+    assert translated["deviations"] == 1 and translated["violations"] == []
+    faulted = [s for s in translated["steps"] if s["deviation"]]
+    assert [(s["outcome"], s["request"]["tool"]) for s in faulted] == [
+        ("lost_response_after_commit", "charge_payment")
+    ]
+    # The same faults under the control that lacks the mechanism reproduce the failure.
+    assert main(["replay", str(trace), "--policy", "control-fresh-key", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert [v["invariant"] for v in result["violations"]] == ["retries_reuse_key"]
+
+
 def test_the_same_plan_twice_stays_one_plan() -> None:
     first, second = shared_plans([Plan.of(*checkout_calls("ord_1"))] * 2)
     assert first is second
