@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from checker.engine import Budget, Counterexample, EngineReport, Target
+from checker.fault_kinds import FAULT_KINDS, kind_of
 from checker.independence import READ_ONLY, Moment
 from checker.representative import representative_plans
 from models.errors import PolicyError
@@ -46,32 +47,13 @@ from models.world import World
 
 __all__ = ["DEVIATION_KINDS", "SystematicEngine", "deviation_kind"]
 
-DEVIATION_KINDS = (
-    "timeout_before_commit",
-    "lost_response_after_commit",
-    "transient_error",
-    "permanent_error",
-    "crash",
-    "duplicate",
-    "ack_lost",
-    "reorder",
-    "interleave",
-    "jump",
-)
-"""Every kind of deviation (the names ``checker.fault_kinds`` uses too)."""
+DEVIATION_KINDS = FAULT_KINDS
+"""Every kind of deviation (``checker.fault_kinds`` names them)."""
 
 
 def deviation_kind(choice: Choice, options: Sequence[Choice]) -> str:
-    """The kind of a non-default ``choice`` among ``options`` (default first): its fault
-    kind, ``reorder`` (a delivery other than the oldest) or ``interleave`` (another actor
-    moves first)."""
-    if choice.is_fault:
-        return choice.outcome if choice.outcome != "ok" else choice.action
-    if choice.action == "deliver":
-        oldest = next(c for c in options if c.action == "deliver")
-        if choice != oldest:
-            return "reorder"
-    return "interleave"
+    """The kind of a non-default ``choice`` among ``options`` (default first)."""
+    return kind_of(choice, options) or "interleave"
 
 
 @attrs.frozen
