@@ -126,6 +126,34 @@ def run_seeds(target: Target, budget: Budget) -> EngineReport:
     )
 
 
+SHORTEN_SECONDS = 10.0
+"""How long ``auto`` may search for a shorter counterexample than a seed's."""
+
+
+def _shorten(target: Target, budget: Budget, found: Counterexample) -> EngineReport | None:
+    """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
+    below its deviation count, briefly, and return the report if that finds a shorter
+    counterexample (any invariant; the systematic engine returns the fewest deviations)."""
+    if found.deviations == 0:
+        return None
+    try:
+        engine = ENGINES["systematic"](HypothesisOptions())
+    except ImportError:
+        return None
+    left = SHORTEN_SECONDS
+    if budget.deadline is not None:
+        left = min(left, max(0.0, budget.deadline - time.monotonic()))
+    narrow = Budget(
+        max_examples=budget.max_examples,
+        max_faults=found.deviations - 1,
+        max_states=budget.max_states,
+        seed=budget.seed,
+        deadline=time.monotonic() + left,
+    )
+    report = engine.explore(attrs.evolve(target, plans=(found.plans,)), narrow)
+    return report if report.counterexample is not None else None
+
+
 def _kinds(execution: Execution) -> list[str]:
     """The fault kind of each deviation, re-deriving the options at each step."""
     old = execution.run
@@ -184,7 +212,13 @@ def explore(
         report = run_seeds(target, budget)
         reports.append(report)
         if report.counterexample is not None:
-            return ExploreResult(reports=tuple(reports), counterexample=report.counterexample)
+            shorter = _shorten(target, budget, report.counterexample)
+            if shorter is not None:
+                reports.append(shorter)
+                found = shorter.counterexample
+            else:
+                found = report.counterexample
+            return ExploreResult(reports=tuple(reports), counterexample=found)
     names = list(AUTO_ORDER) if engine == "auto" else [engine]
     built: list[Engine] = []
     for name in names:
