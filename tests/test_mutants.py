@@ -1,5 +1,6 @@
 """The mutant library: each mutant fails its catching invariant on its known shortest
-run, and ``guarded`` survives the very same run."""
+run, and ``guarded`` survives the very same run; the committed trace of that run replays
+to the same failure."""
 
 from __future__ import annotations
 
@@ -9,86 +10,22 @@ from pathlib import Path
 import attrs
 import pytest
 
+from checker.trace import load_trace, replay, translate_deviations
 from invariants import DEFAULT_INVARIANTS
 from models.contract_loader import default_contract
 from models.execution import execute
 from models.fixture import default_fixture
 from models.policies import Guarded
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
+from models.schedule import Deviations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-from mutants import MUTANTS, Mutant  # noqa: E402
+from mutants import MUTANTS, Mutant
+from mutants.make_traces import policy_spec
+from mutants.shortest import PLANS, SHORTEST
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
-CHECKOUT = Plan.of(
-    (
-        "create_order",
-        {
-            "order_id": "ord_1",
-            "customer_id": "cus_1",
-            "currency": "USD",
-            "items": [{"sku": "sku_book", "quantity": 2}],
-            "idempotency_key": "key-create-1",
-        },
-    ),
-    ("reserve_inventory", {"order_id": "ord_1", "idempotency_key": "key-reserve-1"}),
-    (
-        "charge_payment",
-        {"order_id": "ord_1", "amount": 2500, "currency": "USD", "idempotency_key": "key-charge-1"},
-    ),
-    ("confirm_order", {"order_id": "ord_1", "idempotency_key": "key-confirm-1"}),
-)
-_CALLS = list(CHECKOUT.calls)
-PLANS = {
-    "checkout": CHECKOUT,
-    "second_call_invalid": Plan(
-        calls=(
-            _CALLS[0],
-            attrs.evolve(_CALLS[1], arguments={"order_id": 5, "idempotency_key": "key-reserve-1"}),
-            *_CALLS[2:],
-        )
-    ),
-    "dependency_too_early": Plan(calls=(_CALLS[0], _CALLS[2], _CALLS[1], _CALLS[3])),
-}
-
-
-def declined(tool: str) -> Deviation:
-    return Deviation(action="complete", outcome="permanent_error", tool=tool)
-
-
-LOST_CHARGE = Deviation(
-    action="complete", outcome="lost_response_after_commit", tool="charge_payment"
-)
-RELAY_DUPLICATE = Deviation(action="step", outcome="duplicate", actor="relay")
-
-SHORTEST: dict[str, list[Deviation]] = {
-    "mutant-compensate-forward": [declined("charge_payment")],
-    "mutant-skip-timed-out-compensation": [
-        declined("charge_payment"),
-        Deviation(action="complete", outcome="timeout_before_commit", tool="release_inventory"),
-    ],
-    "mutant-timeout-as-failure": [LOST_CHARGE],
-    "mutant-retry-rejections": [declined("charge_payment")],
-    "mutant-key-per-attempt": [LOST_CHARGE],
-    "mutant-lookup-by-key-only": [LOST_CHARGE, Deviation(action="jump", actor="clock")],
-    "mutant-mark-seen-before-apply": [
-        Deviation(action="crash", actor="consumer", kind="ApplyEffect")
-    ],
-    "mutant-dedupe-not-atomic": [Deviation(action="crash", actor="consumer", kind="MarkSeen")],
-    "mutant-ack-before-apply": [Deviation(action="crash", actor="consumer", kind="ApplyEffect")],
-    "mutant-dedupe-by-delivery": [RELAY_DUPLICATE],
-    "mutant-relay-mark-before-send": [Deviation(action="crash", actor="relay", kind="BrokerSend")],
-    "mutant-manual-never-escalated": [declined("confirm_order"), declined("refund_payment")],
-    "mutant-validate-first-call-only": [],
-    "mutant-validate-list-order": [],
-    "mutant-drop-duplicate-without-ack": [RELAY_DUPLICATE],
-    "mutant-compensation-from-memory": [
-        declined("charge_payment"),
-        Deviation(action="crash", actor="orchestrator-1", tool="release_inventory"),
-    ],
-}
+TRACES = Path(__file__).resolve().parent.parent / "examples" / "mutants" / "traces"
 
 
 def test_the_library_has_at_least_fifteen_distinct_mutants() -> None:
@@ -131,3 +68,40 @@ def test_guarded_survives_each_mutant_s_shortest_run(mutant: Mutant) -> None:
         stop_at_first=False,
     )
     assert execution.failures == () and execution.quiesced
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_each_committed_trace_replays_to_the_same_failing_invariant(mutant: Mutant) -> None:
+    path = TRACES / f"{mutant.name}.json"
+    trace = load_trace(path)
+    assert trace.policy == policy_spec(mutant)
+    recorded = [v["invariant"] for v in trace.violations]
+    assert set(recorded) & set(mutant.catches), recorded
+    execution = replay(trace, policy=mutant.policy(), invariants=DEFAULT_INVARIANTS)
+    assert execution.divergence is None
+    assert [f.name for f in execution.failures] == recorded
+    assert execution.deviations == mutant.min_deviations
+    assert len(execution.steps) == len(trace.choices)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_guarded_does_not_fail_a_committed_mutant_trace(mutant: Mutant) -> None:
+    """``guarded`` may diverge from the mutant's choices (it does something else at that
+    point); on the choices up to there, then the default schedule, it fails nothing, and
+    under the trace's faults (``translate_deviations``) it fails nothing either."""
+    trace = load_trace(TRACES / f"{mutant.name}.json")
+    execution = replay(trace, policy=Guarded(), invariants=DEFAULT_INVARIANTS)
+    assert execution.failures == () and execution.error is None
+    if execution.divergence is not None:
+        prefix = attrs.evolve(trace, choices=trace.choices[: execution.divergence.step])
+        execution = replay(prefix, policy=Guarded(), invariants=DEFAULT_INVARIANTS)
+    assert execution.ok and execution.quiesced
+    same_faults = execute(
+        policy=Guarded(),
+        contract=trace.contract,
+        plans=trace.plans,
+        fixture=trace.fixture,
+        invariants=DEFAULT_INVARIANTS,
+        chooser=Deviations(translate_deviations(trace.document)),
+    )
+    assert same_faults.ok and same_faults.quiesced

@@ -1,0 +1,229 @@
+"""The baselines of the mutant benchmark, measured in the same run on the same machine.
+
+- **Exploration throughput**: steps per second of each engine on ``guarded`` over the
+  representative checkout plan (no bug there within two deviations, so each spends its
+  whole budget), against a minimal Hypothesis ``RuleBasedStateMachine`` over the same
+  world (one rule takes the default or any enabled choice, safety after every step,
+  liveness at quiescence: what a user would write by hand without txcheck).
+- **Scenario-suite time**: the 14 scenarios under ``guarded``, and all 19 runs with the
+  five positive controls (``checker.scenario_run``), best of R.
+- **Scoring throughput**: ``txcheck score`` against bare jsonschema on the same calls
+  (``bench_score.py``'s cases and timing).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import bench_score
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as fix_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from jsonschema import Draft202012Validator
+
+from checker.cases import parse_cases
+from checker.engine import Budget, Engine, Target
+from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from checker.random_walk import RandomEngine
+from checker.representative import representative_plans
+from checker.scenario_run import run_all, run_scenario
+from checker.scenarios import SCENARIOS
+from checker.scoring import score_file
+from checker.systematic import SystematicEngine
+from invariants import DEFAULT_INVARIANTS
+from models.contract_loader import default_contract
+from models.execution import check_now, execute
+from models.fixture import default_fixture
+from models.policies import Guarded
+from models.runner import Run
+
+__all__ = ["bare_hypothesis", "scenario_suite", "scoring", "throughput"]
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+MAX_FAULTS = 2
+BATCH = 25
+
+
+def _guarded() -> Target:
+    single = representative_plans(CONTRACT, FIXTURE)[0]
+    return Target(
+        policy_name="guarded",
+        policy=Guarded(),
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        plans=(single,),
+    )
+
+
+def bare_hypothesis(target: Target, seconds: float, seed: int) -> dict[str, Any]:
+    """A minimal rule-based state machine over ``target``'s first plans, for ``seconds``.
+
+    It runs in batches of ``BATCH`` examples until the time is up; once it is, rules do
+    nothing, so the batch ends at once. (Raising out of a rule to stop would make
+    Hypothesis report a flaky strategy when the stopped example's prefix was seen before.)
+    """
+    counts = {"runs": 0, "steps": 0}
+    safety = [c for c in target.invariants if getattr(c, "kind", "always") == "always"]
+    liveness = [c for c in target.invariants if c not in safety]
+    deadline = time.monotonic() + seconds
+
+    class Bare(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.run = Run(
+                policy=target.policy,
+                contract=target.contract,
+                plans=target.plans[0],
+                fixture=target.fixture,
+            )
+            self.deviations = 0
+            self.live = time.monotonic() < deadline
+            counts["runs"] += self.live
+
+        def _checked(self, step: Any) -> bool:
+            counts["steps"] += 1
+            assert not check_now(self.run, safety, step.index)
+            return False
+
+        @rule(pick=st.integers(min_value=0, max_value=64))
+        def step(self, pick: int) -> None:
+            options = self.run.choices() if self.live else []
+            if not options:
+                return
+            index = pick % len(options) if self.deviations < MAX_FAULTS else 0
+            self.deviations += index > 0
+            self._checked(self.run.apply(options[index], deviation=index > 0))
+
+        def teardown(self) -> None:
+            if self.live:
+                self.run.quiesce(after_each=self._checked)
+                assert not check_now(self.run, liveness, None)
+
+    started = time.perf_counter()
+    batch = 0
+    while time.monotonic() < deadline:
+        try:
+            run_state_machine_as_test(
+                fix_seed(seed * 1_000_003 + batch)(Bare),
+                settings=settings(
+                    max_examples=BATCH,
+                    stateful_step_count=60,
+                    deadline=None,
+                    database=None,
+                    suppress_health_check=list(HealthCheck),
+                    phases=(Phase.generate,),
+                ),
+            )
+        except AssertionError:  # a failure on guarded: still a throughput figure, flagged
+            counts["found"] = 1
+        batch += 1
+    elapsed = time.perf_counter() - started
+    return {"engine": "bare Hypothesis (baseline)", "seconds": elapsed, **counts}
+
+
+def _runner_checked(seconds: float) -> dict[str, Any]:
+    """The runner alone on the default schedule, every invariant after every step."""
+    runs = steps = 0
+    (plans,) = _guarded().plans
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        execution = execute(
+            policy=Guarded(),
+            contract=CONTRACT,
+            plans=plans,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        )
+        runs += 1
+        steps += len(execution.steps)
+    elapsed = time.perf_counter() - started
+    label = "runner, checked (no search)"
+    return {"engine": label, "runs": runs, "steps": steps, "seconds": elapsed}
+
+
+def _engine(engine: Engine, label: str, seconds: float, seed: int) -> dict[str, Any]:
+    budget = Budget(max_faults=MAX_FAULTS, max_examples=10**6, time_budget=seconds, seed=seed)
+    started = time.perf_counter()
+    report = engine.explore(_guarded(), budget)
+    elapsed = time.perf_counter() - started
+    return {"engine": label, "runs": report.runs, "steps": report.steps, "seconds": elapsed}
+
+
+def throughput(seconds: float, seed: int) -> list[dict[str, Any]]:
+    """Steps per second of each engine and of the bare Hypothesis baseline, and each
+    engine's ratio to the baseline (``x_bare``)."""
+    rows = [
+        _runner_checked(seconds),
+        _engine(SystematicEngine(), "explore --engine systematic", seconds, seed),
+        _engine(RandomEngine(), "explore --engine random", seconds, seed),
+        _engine(
+            HypothesisEngine(HypothesisOptions(seed=seed)),
+            "explore --engine hypothesis",
+            seconds,
+            seed,
+        ),
+        bare_hypothesis(_guarded(), seconds, seed),
+    ]
+    for row in rows:
+        row["steps_per_s"] = row["steps"] / row["seconds"] if row["seconds"] else 0.0
+    bare = rows[-1]["steps_per_s"]
+    for row in rows:
+        row["x_bare"] = row["steps_per_s"] / bare if bare else 0.0
+    return rows
+
+
+def _best(repeat: int, work: Any) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def scenario_suite(repeat: int) -> dict[str, Any]:
+    """Seconds for the 14 scenarios under ``guarded``, and for all 19 runs (best of R)."""
+
+    def fourteen() -> None:
+        for entry in SCENARIOS:
+            run_scenario(entry, contract=CONTRACT, fixture=FIXTURE)
+
+    def nineteen() -> None:
+        run_all(contract=CONTRACT, fixture=FIXTURE)
+
+    return {
+        "repeat": repeat,
+        "scenarios": len(SCENARIOS),
+        "scenarios_seconds": _best(repeat, fourteen),
+        "all_runs_seconds": _best(repeat, nineteen),
+    }
+
+
+def scoring(cases: int, repeat: int) -> dict[str, Any]:
+    """``txcheck score`` cases per second against bare jsonschema on the same calls."""
+    text, calls = bench_score.build(cases)
+    validators = {
+        name: Draft202012Validator(dict(tool.parameters)) for name, tool in CONTRACT.tools.items()
+    }
+
+    def bare() -> int:
+        return sum(len(list(validators[t].iter_errors(a))) for t, a in calls)
+
+    def strict() -> object:
+        return score_file(CONTRACT, parse_cases(text, source="bench.jsonl"))
+
+    strict()  # warm caches before timing either side
+    bare()
+    score_s, bare_s = bench_score.best_of(repeat, strict, bare)
+    return {
+        "cases": cases,
+        "calls": len(calls),
+        "repeat": repeat,
+        "score_per_s": cases / score_s,
+        "bare_per_s": cases / bare_s,
+        "slowdown": score_s / bare_s,
+    }

@@ -1,0 +1,302 @@
+"""One cell of the mutant benchmark: one search method against one mutant with one seed.
+
+A cell runs in a forked worker (``run_cell``), so an engine that hangs past its budget is
+stopped without taking the harness down; the time is measured inside the worker with
+``time.perf_counter`` around the search alone (no interpreter start-up, no imports).
+
+A counterexample counts as a kill only if ``guarded`` survives the very same choices
+(where it diverges from them, the choices up to there and then the default schedule):
+otherwise the search found a failure of ``guarded`` itself, which says nothing about the
+mutant.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))  # ``mutants`` is the examples package
+
+from mutants import MUTANTS, Mutant  # noqa: E402
+from mutants.make_traces import policy_spec  # noqa: E402
+from mutants.shortest import shortest_run  # noqa: E402
+
+from checker.cli import build_parser  # noqa: E402
+from checker.engine import Budget, Counterexample, Target  # noqa: E402
+from checker.explore import ExploreResult, explore  # noqa: E402
+from checker.hypothesis_engine import HypothesisOptions  # noqa: E402
+from checker.random_walk import shrink  # noqa: E402
+from checker.representative import near_valid_plans, representative_plans  # noqa: E402
+from checker.scenarios import SCENARIOS  # noqa: E402
+from checker.systematic import SystematicEngine  # noqa: E402
+from invariants import DEFAULT_INVARIANTS  # noqa: E402
+from models.contract_loader import default_contract  # noqa: E402
+from models.execution import Execution, execute  # noqa: E402
+from models.fixture import default_fixture  # noqa: E402
+from models.policies import Guarded  # noqa: E402
+from models.schedule import Deviations  # noqa: E402
+
+__all__ = [
+    "ENGINE_METHODS",
+    "EXPERIMENTS",
+    "METHODS",
+    "Cell",
+    "Minimum",
+    "cli_defaults",
+    "minimum",
+    "run_cell",
+]
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+
+ENGINE_METHODS: tuple[str, ...] = ("systematic", "random", "hypothesis")
+METHODS: tuple[str, ...] = ("scenarios", *ENGINE_METHODS, "auto")
+"""The methods of the kill matrix, in column order."""
+
+EXPERIMENTS: tuple[str, ...] = ("systematic+near-valid", "random+near-valid")
+"""Proposed search changes, measured the same way (``--experiments``)."""
+
+DETERMINISTIC = frozenset({"scenarios", "systematic", "systematic+near-valid"})
+"""Methods whose search does not depend on the seed (repeats only re-time them)."""
+
+
+@attrs.frozen(kw_only=True)
+class Cell:
+    """What one method did to one mutant with one seed.
+
+    ``status``: ``killed`` (a counterexample ``guarded`` survives), ``guarded`` (the
+    counterexample fails ``guarded`` too), ``missed`` (none within the budget) or
+    ``hung`` (the worker overran its hard limit and was stopped) or ``error`` (the
+    search raised; ``engine`` holds the message). ``shrunk`` is the
+    (deviations, steps) of the ``auto`` counterexample after the proposed seed shrink.
+    """
+
+    mutant: str
+    method: str
+    seed: int
+    status: str
+    seconds: float
+    invariant: str | None = None
+    engine: str | None = None
+    deviations: int | None = None
+    steps: int | None = None
+    scenarios: tuple[str, ...] = ()
+    shrunk: tuple[int, int] | None = None
+    shrink_seconds: float | None = None
+
+    @property
+    def killed(self) -> bool:
+        return self.status == "killed"
+
+
+@attrs.frozen(kw_only=True)
+class Minimum:
+    """The mutant's known shortest failing run (``SHORTEST``, single checkout plan)."""
+
+    deviations: int
+    steps: int
+    invariant: str
+
+
+def minimum(mutant: Mutant) -> Minimum:
+    execution, _ = shortest_run(mutant.name, mutant.plan, mutant.policy(), stop_at_first=True)
+    return Minimum(
+        deviations=execution.deviations,
+        steps=len(execution.steps),
+        invariant=execution.failures[0].name if execution.failures else "none",
+    )
+
+
+def cli_defaults() -> dict[str, Any]:
+    """``txcheck explore``'s own defaults, read from its parser (so they stay in step)."""
+    args = build_parser().parse_args(["explore"])
+    return {
+        "max_examples": args.max_examples,
+        "max_faults": args.max_faults,
+        "time_budget": args.time_budget,
+        "seeds": not args.no_seeds,
+    }
+
+
+def _target(mutant: Mutant, plans: tuple[Any, ...] = ()) -> Target:
+    return Target(
+        policy_name=policy_spec(mutant),
+        policy=mutant.policy(),
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        plans=plans,
+    )
+
+
+def _guarded_fails(execution: Execution) -> bool:
+    """Whether ``guarded`` violates an invariant on the same plans and choices; where it
+    diverges from them (it does something else there), on the choices up to that point
+    and then the default schedule, so it is always judged on a whole run."""
+    choices = [s.choice for s in execution.steps]
+
+    def again(upto: int) -> Execution:
+        return execute(
+            policy=Guarded(),
+            contract=CONTRACT,
+            plans=execution.run.plans,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+            choices=choices[:upto],
+        )
+
+    run = again(len(choices))
+    if run.divergence is not None and not run.failures:
+        run = again(run.divergence.step)
+    return bool(run.failures) or run.error is not None
+
+
+def _judged(mutant: Mutant, method: str, seed: int, seconds: float, execution: Execution) -> Cell:
+    first = execution.failures[0].name if execution.failures else "policy_error"
+    return Cell(
+        mutant=mutant.name,
+        method=method,
+        seed=seed,
+        status="guarded" if _guarded_fails(execution) else "killed",
+        seconds=seconds,
+        invariant=first,
+        deviations=execution.deviations,
+        steps=len(execution.steps),
+    )
+
+
+def _scenarios(mutant: Mutant, seed: int) -> Cell:
+    """The 14 scenarios under the mutant; the time is until the first one fails."""
+    started = time.perf_counter()
+    first: tuple[Execution, float] | None = None
+    killers = []
+    for scenario in SCENARIOS:
+        execution = execute(
+            policy=mutant.policy(),
+            contract=CONTRACT,
+            plans=scenario.plans,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+            chooser=Deviations(scenario.deviations),
+        )
+        if not execution.ok:
+            killers.append(scenario.id)
+            if first is None:
+                first = (execution, time.perf_counter() - started)
+    if first is None:
+        return Cell(
+            mutant=mutant.name,
+            method="scenarios",
+            seed=seed,
+            status="missed",
+            seconds=time.perf_counter() - started,
+        )
+    cell = _judged(mutant, "scenarios", seed, first[1], first[0])
+    return attrs.evolve(cell, engine=killers[0], scenarios=tuple(killers))
+
+
+def _seed_shrink(target: Target, found: Counterexample, cap: float) -> Execution:
+    """The proposed fix for unshrunk seed counterexamples: delta-debug the deviations,
+    then search below their count systematically (as the random engine does)."""
+    best = shrink(target, found.plans, found.execution)
+    if best.deviations > 0:
+        below = Budget(max_faults=best.deviations - 1, time_budget=cap)
+        report = SystematicEngine().explore(attrs.evolve(target, plans=(found.plans,)), below)
+        if report.counterexample is not None:
+            best = report.counterexample.execution
+    return best
+
+
+def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
+    defaults = cli_defaults()
+    engine, _, variant = method.partition("+")
+    plans: tuple[Any, ...] = ()
+    if variant == "near-valid":
+        plans = (*representative_plans(CONTRACT, FIXTURE), *near_valid_plans(CONTRACT, FIXTURE))
+    target = _target(mutant, plans)
+    budget = Budget(
+        max_examples=defaults["max_examples"],
+        max_faults=defaults["max_faults"],
+        time_budget=defaults["time_budget"] if engine == "auto" else cap,
+        seed=seed,
+    )
+    seeds = defaults["seeds"] if engine == "auto" else False
+    options = HypothesisOptions(seed=seed)
+    started = time.perf_counter()
+    result: ExploreResult = explore(target, budget, engine=engine, seeds=seeds, options=options)
+    seconds = time.perf_counter() - started
+    found = result.counterexample
+    if found is None:
+        return Cell(mutant=mutant.name, method=method, seed=seed, status="missed", seconds=seconds)
+    cell = attrs.evolve(
+        _judged(mutant, method, seed, seconds, found.execution), engine=found.engine
+    )
+    if engine == "auto" and found.engine == "seeds" and found.deviations > mutant.min_deviations:
+        started = time.perf_counter()
+        best = _seed_shrink(target, found, cap)
+        cell = attrs.evolve(
+            cell,
+            shrunk=(best.deviations, len(best.steps)),
+            shrink_seconds=time.perf_counter() - started,
+        )
+    return cell
+
+
+def _work(index: int, method: str, seed: int, cap: float, conn: Any) -> None:
+    mutant = MUTANTS[index]
+    try:
+        if method == "scenarios":
+            cell = _scenarios(mutant, seed)
+        else:
+            cell = _explore(mutant, method, seed, cap)
+    except Exception as error:  # reported as a cell, never a traceback mid-table
+        problem = f"{type(error).__name__}: {error}"
+        cell = Cell(
+            mutant=mutant.name,
+            method=method,
+            seed=seed,
+            status="error",
+            seconds=0.0,
+            engine=problem[:160],
+        )
+    conn.send(cell)
+    conn.close()
+
+
+def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: float) -> Cell:
+    """``method`` against ``mutant`` in a forked worker, stopped after ``hard_limit`` s."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    index = MUTANTS.index(mutant)
+    worker = context.Process(target=_work, args=(index, method, seed, cap, send), daemon=True)
+    started = time.perf_counter()
+    worker.start()
+    send.close()
+    cell: Cell | None = None
+    if receive.poll(hard_limit):
+        try:
+            cell = receive.recv()
+        except EOFError:  # the worker died without a word (killed, out of memory)
+            cell = Cell(
+                mutant=mutant.name,
+                method=method,
+                seed=seed,
+                status="error",
+                seconds=time.perf_counter() - started,
+                engine="worker died",
+            )
+    if cell is None:
+        worker.kill()
+    worker.join()
+    receive.close()
+    if cell is None:
+        spent = time.perf_counter() - started
+        return Cell(mutant=mutant.name, method=method, seed=seed, status="hung", seconds=spent)
+    return cell
