@@ -7,7 +7,7 @@ Two tables, in one run:
    the raw runner (bare, and checked with every invariant after every step, as engines
    check), the systematic engine (``max_faults=2``: explored steps, and all steps counting
    the prefixes it replays), the random engine and the Hypothesis engine
-   (``checker.hypothesis_engine`` when present, else a minimal ``RuleBasedStateMachine``
+   (``txcheck.explore.hypothesis_engine`` when present, else a minimal ``RuleBasedStateMachine``
    baseline defined here). The systematic engine's cost per explored step is also given
    as a multiple of the checked runner's.
 2. **Time to the first counterexample** for each positive control, per engine, with the
@@ -34,17 +34,17 @@ from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from checker.engine import Budget, Engine, EngineReport, Target
-from checker.random_walk import RandomEngine
-from checker.representative import representative_plans
-from checker.systematic import SystematicEngine
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import check_now, execute
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, builtin_policy
-from models.proposal import Plan
-from models.runner import Run
+from txcheck.explore.engine import Budget, Engine, EngineReport, Target
+from txcheck.explore.random_walk import RandomEngine
+from txcheck.explore.representative import representative_plans
+from txcheck.explore.session import check_now, execute
+from txcheck.explore.systematic import SystematicEngine
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Run
 
 __all__ = ["main"]
 
@@ -79,7 +79,7 @@ def target(policy_name: str, plans: tuple[Plan, ...] = SINGLE) -> Target:
 
 
 try:
-    from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
+    from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
 except ImportError:  # pragma: no cover - before the Hypothesis engine exists
     HypothesisEngine = None  # type: ignore[assignment,misc]
 
@@ -93,7 +93,7 @@ def hypothesis_engine(seed: int) -> Engine:
 class BaselineHypothesis:
     """A minimal ``RuleBasedStateMachine``: a rule takes the default or draws any enabled
     choice (at most ``max_faults`` deviations), safety after each step, liveness at the
-    end. For comparison only; txcheck's own machine is ``checker.machine``."""
+    end. For comparison only; txcheck's own machine is ``txcheck.explore.machine``."""
 
     name = "hypothesis-baseline"
 

@@ -4,7 +4,7 @@ Two tables, in one process:
 
 1. **Throughput** (steps per second, every safety invariant checked after every step and
    every liveness invariant at quiescence) of ``explore --policy guarded`` (the Hypothesis
-   engine: ``checker.machine`` with swarm fault kinds, fault seeking, recording and
+   engine: ``txcheck.explore.machine`` with swarm fault kinds, fault seeking, recording and
    coverage) against a minimal hand-written ``RuleBasedStateMachine`` over the same world:
    a ``Run`` of the same plan, one rule that takes the default or draws any available
    choice (at most ``max_faults`` deviations), safety after each step, liveness in
@@ -40,16 +40,16 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checker.engine import Budget, Target
-from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
-from checker.machine import Stats
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import check_now
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, builtin_policy
-from models.proposal import Plan
-from models.runner import Run
+from txcheck.explore.engine import Budget, Target
+from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.machine import Stats
+from txcheck.explore.session import check_now
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Run
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

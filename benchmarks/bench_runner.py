@@ -2,9 +2,9 @@
 
 For each policy this times the default (fault-free) checkout run two ways:
 
-- **checked**: ``models.execution.execute`` with every ``DEFAULT_INVARIANTS`` property
+- **checked**: ``txcheck.explore.session`` with every ``DEFAULT_INVARIANTS`` property
   checked after every step (safety) and at quiescence (liveness), as the engines run it;
-- **bare**: ``models.runner.Run`` driven to quiescence with no property at all;
+- **bare**: ``txcheck.models.runner.Run`` driven to quiescence with no property at all;
 
 and reports microseconds per step for both and their ratio (the invariants' overhead).
 Each figure is the median over ``--repeat`` runs, after ``--warmup`` untimed runs.
@@ -25,13 +25,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import BUILTIN_POLICIES, builtin_policy
-from models.proposal import Plan
-from models.runner import Run
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Run
 
 __all__ = ["PLAN", "main", "measure"]
 

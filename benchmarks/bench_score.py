@@ -25,9 +25,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from checker.cases import parse_cases
-from checker.scoring import score_file
-from models.contract_loader import default_contract
+from txcheck.models.contract_loader import default_contract
+from txcheck.score.cases import parse_cases
+from txcheck.score.scoring import score_file
 
 Calls = list[tuple[str, dict[str, Any]]]
 

@@ -6,7 +6,7 @@
   world (one rule takes the default or any enabled choice, safety after every step,
   liveness at quiescence: what a user would write by hand without txcheck).
 - **Scenario-suite time**: the 14 scenarios under ``guarded``, and all 19 runs with the
-  five positive controls (``checker.scenario_run``), best of R.
+  five positive controls (``txcheck.scenarios.run``), best of R.
 - **Scoring throughput**: ``txcheck score`` against bare jsonschema on the same calls
   (``bench_score.py``'s cases and timing).
 """
@@ -23,21 +23,21 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from jsonschema import Draft202012Validator
 
-from checker.cases import parse_cases
-from checker.engine import Budget, Engine, Target
-from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
-from checker.random_walk import RandomEngine
-from checker.representative import representative_plans
-from checker.scenario_run import run_all, run_scenario
-from checker.scenarios import SCENARIOS
-from checker.scoring import score_file
-from checker.systematic import SystematicEngine
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import check_now, execute
-from models.fixture import default_fixture
-from models.policies import Guarded
-from models.runner import Run
+from txcheck.explore.engine import Budget, Engine, Target
+from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.random_walk import RandomEngine
+from txcheck.explore.representative import representative_plans
+from txcheck.explore.session import check_now, execute
+from txcheck.explore.systematic import SystematicEngine
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded
+from txcheck.models.runner import Run
+from txcheck.scenarios.catalog import SCENARIOS
+from txcheck.scenarios.run import run_all, run_scenario
+from txcheck.score.cases import parse_cases
+from txcheck.score.scoring import score_file
 
 __all__ = ["bare_hypothesis", "scenario_suite", "scoring", "throughput"]
 

@@ -27,20 +27,20 @@ from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
 from mutants.shortest import shortest_run  # noqa: E402
 
-from checker.cli import build_parser  # noqa: E402
-from checker.engine import Budget, Counterexample, Target  # noqa: E402
-from checker.explore import ExploreResult, explore  # noqa: E402
-from checker.hypothesis_engine import HypothesisOptions  # noqa: E402
-from checker.random_walk import shrink  # noqa: E402
-from checker.representative import near_valid_plans, representative_plans  # noqa: E402
-from checker.scenarios import SCENARIOS  # noqa: E402
-from checker.systematic import SystematicEngine  # noqa: E402
-from invariants import DEFAULT_INVARIANTS  # noqa: E402
-from models.contract_loader import default_contract  # noqa: E402
-from models.execution import Execution, execute  # noqa: E402
-from models.fixture import default_fixture  # noqa: E402
-from models.policies import Guarded  # noqa: E402
-from models.schedule import Deviations  # noqa: E402
+from txcheck.cli import build_parser  # noqa: E402
+from txcheck.explore.auto import ExploreResult, explore  # noqa: E402
+from txcheck.explore.engine import Budget, Counterexample, Target  # noqa: E402
+from txcheck.explore.hypothesis_engine import HypothesisOptions  # noqa: E402
+from txcheck.explore.random_walk import shrink  # noqa: E402
+from txcheck.explore.representative import near_valid_plans, representative_plans  # noqa: E402
+from txcheck.explore.schedule import Deviations  # noqa: E402
+from txcheck.explore.session import Execution, execute  # noqa: E402
+from txcheck.explore.systematic import SystematicEngine  # noqa: E402
+from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
+from txcheck.models.contract_loader import default_contract  # noqa: E402
+from txcheck.models.fixture import default_fixture  # noqa: E402
+from txcheck.models.policies import Guarded  # noqa: E402
+from txcheck.scenarios.catalog import SCENARIOS  # noqa: E402
 
 __all__ = [
     "ENGINE_METHODS",

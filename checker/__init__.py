@@ -1,7 +1,3 @@
-"""txcheck's engine: validation CLI, scorer, scenarios, model checker, replay."""
-
-from checker._layout import ensure_txcheck_packages
-
-ensure_txcheck_packages("models", "invariants")
+"""txcheck: validate an LLM's whole tool-call plan, and model-check the policy that runs it."""
 
 __all__: list[str] = []

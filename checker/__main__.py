@@ -1,5 +1,5 @@
-"""``python -m checker`` is the ``txcheck`` command."""
+"""``python -m txcheck``: the same as the ``txcheck`` command."""
 
-from checker.cli import console_main
+from txcheck.cli import console_main
 
 console_main()

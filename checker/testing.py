@@ -4,7 +4,7 @@
 invariants, and returns its ``unittest.TestCase``; pytest and unittest collect it like
 any other test class::
 
-    from checker.testing import txcheck_testcase
+    from txcheck.testing import txcheck_testcase
     from mypolicies import MyPolicy
 
     TestMyPolicy = txcheck_testcase(MyPolicy(), max_examples=200)
@@ -22,21 +22,21 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
-from checker.engine import Target
-from checker.hypothesis_engine import PHASES
-from checker.machine import MachineConfig, machine_class
-from checker.policy_loading import DEFAULT_POLICY_TIMEOUT, load_policy
-from checker.render_trace import counterexample_report, render_text
-from checker.repro import python_reproduction
-from invariants import DEFAULT_INVARIANTS
-from models.contract import Contract
-from models.contract_loader import default_contract
-from models.execution import Execution
-from models.fixture import WorldFixture, default_fixture
-from models.policies.base import Policy
-from models.proposal import Plan
-from models.runner import Check
-from models.world import World
+from txcheck.cli.render_trace import counterexample_report, render_text
+from txcheck.explore.engine import Target
+from txcheck.explore.hypothesis_engine import PHASES
+from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, load_policy
+from txcheck.explore.machine import MachineConfig, machine_class
+from txcheck.explore.session import Execution
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import WorldFixture, default_fixture
+from txcheck.models.policies.base import Policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Check
+from txcheck.models.world import World
+from txcheck.traces.repro import python_reproduction
 
 __all__ = ["txcheck_testcase"]
 

@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path as _Path
-
-import models as _models
-
-if (
-    _models.__file__ is None
-    or _Path(_models.__file__).resolve().parent.parent != _Path(__file__).resolve().parent.parent
-):
-    # A folder named 'models' without __init__.py is a namespace package: no __file__,
-    # only __path__. Name it too, so the message always gives both locations.
-    _found = _models.__file__ or ", ".join(getattr(_models, "__path__", ())) or "nothing"
-    raise ImportError(
-        f"txcheck needs its own 'models' package at "
-        f"{_Path(__file__).resolve().parent.parent / 'models'}, but 'models' resolves to "
-        f"{_found}: another 'models' on sys.path shadows it. Rename that package or "
-        "remove its folder from sys.path."
-    )
-
-from invariants.base import Invariant, InvariantFailure, Kind, always, eventually
-from invariants.checkout import (
+from txcheck.invariants.base import Invariant, InvariantFailure, Kind, always, eventually
+from txcheck.invariants.checkout import (
     no_double_charge,
     no_leftover_reservation,
     no_orphan_reservation,
     stock_and_money_conserved,
 )
-from invariants.orchestration import (
+from txcheck.invariants.orchestration import (
     acceptable_outcome,
     compensation_reverse_order,
     consumer_effect_at_most_once,

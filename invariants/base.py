@@ -2,7 +2,7 @@
 
 ``always`` properties (safety) must hold after every step. ``eventually`` properties
 (liveness) are judged once the run is quiescent: faults stopped and every actor drained.
-A property is a plain function of a ``models.runner.RunView`` that yields one readable
+A property is a plain function of a ``txcheck.models.runner.RunView`` that yields one readable
 message per offending record; decorate it to give it its name and kind::
 
     @always
@@ -19,8 +19,8 @@ from typing import Literal, overload
 
 import attrs
 
-from models.errors import TxcheckError
-from models.runner import RunView
+from txcheck.models.errors import TxcheckError
+from txcheck.models.runner import RunView
 
 __all__ = ["Invariant", "InvariantFailure", "Kind", "always", "eventually"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from invariants.base import always, eventually
-from models.runner import RunView
+from txcheck.invariants.base import always, eventually
+from txcheck.models.runner import RunView
 
 __all__ = [
     "no_double_charge",

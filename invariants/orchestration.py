@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from invariants.base import always, eventually
-from models.canonical import canonical_json
-from models.policies.journal import TERMINAL_PHASES
-from models.proposal import Plan, plan_to_json
-from models.runner import RunView
-from models.validation import validate
-from models.world import World
-from models.world_rules import WorldBusinessCheck
+from txcheck.invariants.base import always, eventually
+from txcheck.models.canonical import canonical_json
+from txcheck.models.policies.journal import TERMINAL_PHASES
+from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.runner import RunView
+from txcheck.models.validation import validate
+from txcheck.models.world import World
+from txcheck.models.world_rules import WorldBusinessCheck
 
 __all__ = [
     "acceptable_outcome",

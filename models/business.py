@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
-from models.contract import Contract
-from models.proposal import Call
-from models.verdict import Violation
+from txcheck.models.contract import Contract
+from txcheck.models.proposal import Call
+from txcheck.models.verdict import Violation
 
 __all__ = ["NO_WORLD", "BusinessCheck"]
 

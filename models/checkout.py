@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from models.services import Committed, Handler, Rejected, ServiceSet
+from txcheck.models.services import Committed, Handler, Rejected, ServiceSet
 
 __all__ = ["CHECKOUT", "ORDER_STATUSES", "checkout_state"]
 
@@ -17,7 +17,7 @@ ORDER_STATUSES = ("created", "reserved", "paid", "confirmed", "cancelled")
 
 
 def checkout_state(fixture: Mapping[str, Any]) -> dict[str, Any]:
-    """The checkout state a world fixture describes (already checked by ``models.fixture``)."""
+    """The checkout state a world fixture describes (checked by ``models.fixture``)."""
     catalog = {sku: {"price": int(e["price"])} for sku, e in fixture.get("catalog", {}).items()}
     stock = {
         sku: {"available": int(e.get("stock", 0)), "reserved": 0, "sold": 0}

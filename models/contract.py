@@ -1,6 +1,6 @@
 """The contract: tools (JSON Schema plus txcheck metadata) and workflows.
 
-Loading and checking a contract file lives in ``models.contract_loader``; this module holds
+Loading and checking a contract file lives in ``txcheck.models.contract_loader``; this module holds
 only the values.
 """
 

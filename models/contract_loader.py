@@ -31,11 +31,19 @@ from typing import Any, Literal
 
 import attrs
 
-from models.contract import EFFECTS, ArgRef, Compensation, Contract, ReceiptRef, Tool, Workflow
-from models.errors import ContractError
-from models.json_path import PathPart, describe, format_path
-from models.strict_json import JsonDocument, load_json_document, parse_json_document
-from models.tool_schema import literal_problem, schema_problem
+from txcheck.models.contract import (
+    EFFECTS,
+    ArgRef,
+    Compensation,
+    Contract,
+    ReceiptRef,
+    Tool,
+    Workflow,
+)
+from txcheck.models.errors import ContractError
+from txcheck.models.json_path import PathPart, describe, format_path
+from txcheck.models.strict_json import JsonDocument, load_json_document, parse_json_document
+from txcheck.models.tool_schema import literal_problem, schema_problem
 
 __all__ = [
     "BUNDLED_CONTRACT",
@@ -65,7 +73,7 @@ def default_contract() -> Contract:
 
 @functools.cache
 def _bundled() -> Contract:
-    data = (resources.files("models") / "data" / "checkout_contract.json").read_bytes()
+    data = (resources.files("txcheck.models") / "data" / "checkout_contract.json").read_bytes()
     return _from_document(parse_json_document(data, source=BUNDLED_CONTRACT, error=ContractError))
 
 

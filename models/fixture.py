@@ -23,8 +23,8 @@ from typing import Any
 import attrs
 import jsonschema
 
-from models.errors import WorldFixtureError
-from models.strict_json import StrictJsonError, loads_strict
+from txcheck.models.errors import WorldFixtureError
+from txcheck.models.strict_json import StrictJsonError, loads_strict
 
 __all__ = ["FIXTURE_SCHEMA", "WorldFixture", "default_fixture", "load_world", "parse_world"]
 
@@ -147,5 +147,5 @@ def load_world(path: str | Path) -> WorldFixture:
 
 def default_fixture() -> WorldFixture:
     """The bundled checkout world (also examples/checkout/world.json)."""
-    text = resources.files("models").joinpath("data/checkout_world.json").read_text("utf-8")
+    text = resources.files("txcheck.models").joinpath("data/checkout_world.json").read_text("utf-8")
     return parse_world(json.loads(text), source="checkout_world.json")

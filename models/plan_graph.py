@@ -43,11 +43,11 @@ from typing import Any, Literal
 import attrs
 import networkx as nx
 
-from models.contract import Contract, Tool, Workflow
-from models.json_path import describe
-from models.proposal import Call
-from models.schema_check import MAX_ARGUMENT_DEPTH
-from models.verdict import Violation
+from txcheck.models.contract import Contract, Tool, Workflow
+from txcheck.models.json_path import describe
+from txcheck.models.proposal import Call
+from txcheck.models.schema_check import MAX_ARGUMENT_DEPTH
+from txcheck.models.verdict import Violation
 
 __all__ = [
     "EdgeKind",

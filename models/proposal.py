@@ -1,4 +1,4 @@
-"""A model's proposal, parsed into a plan of calls. Parsing lives in ``models.proposal_parser``."""
+"""A model's proposal, parsed into a plan of calls (parsing: ``models.proposal_parser``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-from models.strict_json import StrictJsonError, loads_strict
+from txcheck.models.strict_json import StrictJsonError, loads_strict
 
 __all__ = ["Call", "Plan", "ProposalFormat", "plan_from_json", "plan_to_json"]
 

@@ -34,10 +34,10 @@ from typing import Any
 
 import attrs
 
-from models.errors import ProposalFormatError
-from models.json_path import PathPart, describe, format_path
-from models.proposal import Call, Plan, ProposalFormat
-from models.strict_json import StrictJsonError, load_json_document, loads_strict
+from txcheck.models.errors import ProposalFormatError
+from txcheck.models.json_path import PathPart, describe, format_path
+from txcheck.models.proposal import Call, Plan, ProposalFormat
+from txcheck.models.strict_json import StrictJsonError, load_json_document, loads_strict
 
 __all__ = ["load_proposal", "parse_proposal"]
 

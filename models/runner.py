@@ -17,13 +17,13 @@ from typing import Any, Protocol
 
 import attrs
 
-from models.contract import Contract
-from models.errors import PolicyError
-from models.fixture import WorldFixture
-from models.history import Attempt, History
-from models.policies.base import ActorGen, OrchestratorContext, Policy
-from models.proposal import Plan
-from models.requests import (
+from txcheck.models.contract import Contract
+from txcheck.models.errors import PolicyError
+from txcheck.models.fixture import WorldFixture
+from txcheck.models.history import Attempt, History
+from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.proposal import Plan
+from txcheck.models.requests import (
     Ack,
     ApplyEffect,
     BrokerSend,
@@ -44,8 +44,8 @@ from models.requests import (
     Sleep,
     ToolResult,
 )
-from models.validation import validate
-from models.world import PendingCall, World, plain_json
+from txcheck.models.validation import validate
+from txcheck.models.world import PendingCall, World, plain_json
 
 __all__ = ["Check", "Choice", "Run", "RunView", "Step", "StepLimitExceeded"]
 

@@ -27,11 +27,11 @@ import attrs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
-from models.contract import Contract, Tool
-from models.errors import ContractError
-from models.json_path import PathPart, describe, format_path
-from models.proposal import Call
-from models.verdict import Violation
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.errors import ContractError
+from txcheck.models.json_path import PathPart, describe, format_path
+from txcheck.models.proposal import Call
+from txcheck.models.verdict import Violation
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",

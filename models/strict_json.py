@@ -24,8 +24,8 @@ from typing import Any
 
 import attrs
 
-from models.errors import InputError, TxcheckError
-from models.json_path import STRING_PATTERN, line_column, locate, parse_path
+from txcheck.models.errors import InputError, TxcheckError
+from txcheck.models.json_path import STRING_PATTERN, line_column, locate, parse_path
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

@@ -14,7 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
-from models.json_path import PathPart
+from txcheck.models.json_path import PathPart
 
 __all__ = ["clip", "literal_problem", "schema_problem"]
 

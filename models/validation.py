@@ -4,12 +4,12 @@ Levels, each violation with a stable code (DESIGN.md):
 
 - ``json``: the call's arguments did not parse (``invalid_json``); such a call is not
   schema-checked.
-- ``schema``: arguments against the tool's JSON Schema (``models.schema_check``); calls to
+- ``schema``: arguments against the tool's JSON Schema (``txcheck.models.schema_check``); calls to
   unknown tools are not schema-checked.
 - ``plan``: ``unknown_tool``, ``duplicate_call_id``, ``missing_idempotency_key`` (a write or
   irreversible call without its key argument, whether or not the schema requires it),
   ``duplicate_key_different_intent``, ``duplicate_side_effect`` (the same operation under
-  two keys: it would run twice), and the plan-graph codes (``models.plan_graph``).
+  two keys: it would run twice), and the plan-graph codes (``txcheck.models.plan_graph``).
 - ``business``: only when a ``BusinessCheck`` is given; it sees the calls that passed
   ``json`` and ``schema``, in execution order.
 
@@ -30,13 +30,13 @@ import json
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from models.business import NO_WORLD, BusinessCheck
-from models.contract import Contract, Tool
-from models.json_path import describe
-from models.plan_graph import build_plan_graph, normalised, show_id
-from models.proposal import Call, Plan
-from models.schema_check import compile_contract
-from models.verdict import LEVELS, Level, Verdict, Violation
+from txcheck.models.business import NO_WORLD, BusinessCheck
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.json_path import describe
+from txcheck.models.plan_graph import build_plan_graph, normalised, show_id
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.schema_check import compile_contract
+from txcheck.models.verdict import LEVELS, Level, Verdict, Violation
 
 __all__ = ["validate"]
 

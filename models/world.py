@@ -17,13 +17,13 @@ from typing import Any, Literal
 import attrs
 import jsonschema
 
-from models.canonical import canonical_json, normalize, stable_hash
-from models.checkout import CHECKOUT
-from models.contract import Contract, Tool
-from models.fixture import WorldFixture
-from models.idempotency import DEFAULT_TTL, IdempotencyStore
-from models.requests import Invoke, ToolResult
-from models.services import Committed, Handler, ServiceSet, merge_service_sets
+from txcheck.models.canonical import canonical_json, normalize, stable_hash
+from txcheck.models.checkout import CHECKOUT
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.fixture import WorldFixture
+from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
+from txcheck.models.requests import Invoke, ToolResult
+from txcheck.models.services import Committed, Handler, ServiceSet, merge_service_sets
 
 __all__ = [
     "OUTCOMES",

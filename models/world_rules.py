@@ -16,21 +16,21 @@ from typing import Any
 
 import attrs
 
-from models.checkout import CHECKOUT
-from models.contract import Contract
-from models.fixture import WorldFixture, load_world, parse_world
-from models.proposal import Call
-from models.requests import Invoke, ToolResult
-from models.services import ServiceSet
-from models.verdict import Violation
-from models.world import World
+from txcheck.models.checkout import CHECKOUT
+from txcheck.models.contract import Contract
+from txcheck.models.fixture import WorldFixture, load_world, parse_world
+from txcheck.models.proposal import Call
+from txcheck.models.requests import Invoke, ToolResult
+from txcheck.models.services import ServiceSet
+from txcheck.models.verdict import Violation
+from txcheck.models.world import World
 
 __all__ = ["WorldBusinessCheck", "business_check_from_doc", "business_check_from_file"]
 
 
 @attrs.frozen(kw_only=True)
 class WorldBusinessCheck:
-    """A ``models.business.BusinessCheck`` backed by a world fixture and its services."""
+    """A ``txcheck.models.business.BusinessCheck`` backed by a world fixture and its services."""
 
     fixture: WorldFixture
     services: tuple[ServiceSet, ...] = (CHECKOUT,)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import Chooser, Execution, execute
-from models.fixture import default_fixture
-from models.policies import builtin_policy
-from models.policies.base import Policy
-from models.proposal import Plan
-from models.runner import Choice, Run
+from txcheck.explore.session import Chooser, Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import builtin_policy
+from txcheck.models.policies.base import Policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Choice, Run
 
 __all__ = [
     "CONTRACT",

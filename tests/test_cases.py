@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.cases import parse_cases, read_cases
-from models.errors import InputError
+from txcheck.models.errors import InputError
+from txcheck.score.cases import parse_cases, read_cases
 
 GOOD = {
     "id": "a",

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from checker.cases import parse_cases
-from checker.cli import main
-from checker.render_score import ScoreView
-from checker.scoring import score_file
-from models.contract_loader import default_contract
+from txcheck.cli import main
+from txcheck.cli.render_score import ScoreView
+from txcheck.models.contract_loader import default_contract
+from txcheck.score.cases import parse_cases
+from txcheck.score.scoring import score_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")

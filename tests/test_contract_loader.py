@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from models.contract import ArgRef, Compensation, ReceiptRef
-from models.contract_loader import default_contract, load_contract, parse_contract
-from models.errors import ContractError
+from txcheck.models.contract import ArgRef, Compensation, ReceiptRef
+from txcheck.models.contract_loader import default_contract, load_contract, parse_contract
+from txcheck.models.errors import ContractError
 
 
 def base() -> dict[str, Any]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from models.policies import CONTROL_POLICIES, DESIGNATED
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
 from tests.checkout_runs import PLAN, run_checked
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.models.policies import CONTROL_POLICIES, DESIGNATED
+from txcheck.models.proposal import Plan
 
 # No confirm step: the plan is incomplete, and must be rejected before anything runs.
 INCOMPLETE = attrs.evolve(PLAN, calls=PLAN.calls[:3])

@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from checker.cases import parse_cases, read_cases
-from checker.cli import main
-from checker.evaluation import EvaluationReport, evaluate_file
-from checker.fault_schedule import SCHEDULE_KINDS, fault_schedule
-from checker.render_evaluation import EvaluationView
-from checker.stage2 import INVARIANTS, judge_run, reference_of
-from models.contract_loader import default_contract, load_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import Guarded, builtin_policy
-from models.policies.base import ActorGen
-from models.policies.journal import JournalState
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
+from txcheck.cli import main
+from txcheck.cli.render_evaluation import EvaluationView
+from txcheck.evaluate.evaluation import EvaluationReport, evaluate_file
+from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS, fault_schedule
+from txcheck.evaluate.stage2 import INVARIANTS, judge_run, reference_of
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import execute
+from txcheck.models.contract_loader import default_contract, load_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded, builtin_policy
+from txcheck.models.policies.base import ActorGen
+from txcheck.models.policies.journal import JournalState
+from txcheck.models.proposal import Plan
+from txcheck.score.cases import parse_cases, read_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")

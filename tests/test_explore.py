@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from checker.cli import main
-from checker.explore import available_engines
-from checker.fault_kinds import FAULT_KINDS
-from checker.machine import Stats
-from checker.progress import ExploreProgress
-from checker.scenarios import control, scenario
-from models.policies import DESIGNATED
+from txcheck.cli import main
+from txcheck.cli.progress import ExploreProgress
+from txcheck.explore.auto import available_engines
+from txcheck.explore.faults import FAULT_KINDS
+from txcheck.explore.machine import Stats
+from txcheck.models.policies import DESIGNATED
+from txcheck.scenarios.catalog import control, scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 VALID_PLAN = str(ROOT / "examples" / "proposals" / "valid_openai_chat.json")
@@ -139,8 +139,8 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 
 RAISING = """
-from models.policies.guarded import Guarded
-from models.requests import JournalAppend, JournalRead
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.requests import JournalAppend, JournalRead
 
 class Raising(Guarded):
     name = "raising"

@@ -10,12 +10,6 @@ from collections.abc import Sequence
 
 import pytest
 
-from models.execution import Execution
-from models.policies import BUILTIN_POLICIES
-from models.proposal import Call, Plan
-from models.runner import Choice, Run
-from models.schedule import Deviation, Deviations
-from models.world import OUTCOMES
 from tests.checkout_runs import (
     PLAN,
     cancel_plan,
@@ -24,6 +18,12 @@ from tests.checkout_runs import (
     journal_phase,
     run_checked,
 )
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import Execution
+from txcheck.models.policies import BUILTIN_POLICIES
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.runner import Choice, Run
+from txcheck.models.world import OUTCOMES
 
 WORKFLOW = ("create_order", "reserve_inventory", "charge_payment", "confirm_order")
 DEFAULT = default_choices("guarded")

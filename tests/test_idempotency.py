@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from models.idempotency import DEFAULT_TTL, IdempotencyStore
-from models.requests import Invoke, ToolResult
-from models.runner import Run
-from models.world import OUTCOMES, PendingCall, World
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy
+from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
+from txcheck.models.requests import Invoke, ToolResult
+from txcheck.models.runner import Run
+from txcheck.models.world import OUTCOMES, PendingCall, World
 
 
 def world(*, outbox: bool = True) -> World:

@@ -1,6 +1,6 @@
 """Each built-in invariant passes a good world and catches a hand-made bad one.
 
-Worlds come from real runs (``models.runner.Run``) and are then broken by hand, the way a
+Worlds come from real runs (``txcheck.models.runner.Run``) and are then broken by hand, the way a
 buggy policy or service would break them; the message must name the offending record.
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 import attrs
 import pytest
 
-from invariants import DEFAULT_INVARIANTS, always, by_name, eventually
-from invariants.base import Invariant
-from models.errors import TxcheckError
-from models.history import Attempt
-from models.runner import Run, RunView
-from models.schedule import Deviation, Deviations
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy, run_checked
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.invariants import DEFAULT_INVARIANTS, always, by_name, eventually
+from txcheck.invariants.base import Invariant
+from txcheck.models.errors import TxcheckError
+from txcheck.models.history import Attempt
+from txcheck.models.runner import Run, RunView
 
 # -- good worlds --------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from checker.json_diff import json_diff, pointer
+from txcheck.traces.json_diff import json_diff, pointer
 
 
 def test_added_removed_and_changed_paths_in_path_order() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.json_path import describe, format_path, line_column, locate, parse_path
+from txcheck.models.json_path import describe, format_path, line_column, locate, parse_path
 
 
 def test_paths_use_dots_for_plain_keys_and_brackets_otherwise() -> None:

@@ -1,5 +1,6 @@
-"""``models`` and ``invariants`` are plain deterministic Python: they never import
-Hypothesis, rich or ``checker``, so a policy or invariant can be tested without the engine."""
+"""``txcheck.models`` and ``txcheck.invariants`` are plain deterministic Python: they never
+import Hypothesis, rich or the engine (the rest of ``txcheck``), so a policy or invariant can
+be tested without the search engine. Imports flow one way: models <- invariants <- engine."""
 
 from __future__ import annotations
 
@@ -12,37 +13,43 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ("models", "invariants")
-FORBIDDEN = ("hypothesis", "rich", "checker")
+CORE = {"models": "txcheck.models", "invariants": "txcheck.invariants"}
+LIBRARIES = ("hypothesis", "rich")
 
 
-def _modules(package: str) -> list[str]:
+def _modules(folder: str) -> list[str]:
     names = []
-    for path in sorted((ROOT / package).rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        parts = (CORE[folder], *path.relative_to(ROOT / folder).with_suffix("").parts)
         names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return names
 
 
-def test_importing_every_core_module_loads_no_engine_library() -> None:
-    modules = [m for package in CORE for m in _modules(package)]
-    assert "models.runner" in modules and "invariants.orchestration" in modules
+def _engine_module(name: str) -> bool:
+    """A txcheck module outside the core (the package root itself is a lazy facade)."""
+    return (
+        name.startswith("txcheck.")
+        and not name.startswith(tuple(f"{p}." for p in CORE.values()))
+        and name not in CORE.values()
+    )
+
+
+def test_importing_every_core_module_loads_no_engine_module() -> None:
+    modules = [m for folder in CORE for m in _modules(folder)]
+    assert "txcheck.models.runner" in modules and "txcheck.invariants.orchestration" in modules
     script = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
-        "print(json.dumps(bad))\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    loaded = json.loads(done.stdout)
+    assert [m for m in loaded if m.split(".")[0] in LIBRARIES] == []
+    assert [m for m in loaded if _engine_module(m)] == []
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -52,26 +59,23 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, "." * node.level + (node.module or "")))
     return found
 
 
-@pytest.mark.parametrize("package", CORE)
-def test_no_core_module_names_an_engine_library(package: str) -> None:
+@pytest.mark.parametrize("folder", sorted(CORE))
+def test_no_core_module_names_an_engine_library_or_module(folder: str) -> None:
+    allowed = (
+        ("txcheck.models",) if folder == "models" else ("txcheck.models", "txcheck.invariants")
+    )
     offending = [
         f"{path.relative_to(ROOT)}:{line}: import {name}"
-        for path in sorted((ROOT / package).rglob("*.py"))
+        for path in sorted((ROOT / folder).rglob("*.py"))
         for line, name in _imports(path)
-        if name.split(".")[0] in FORBIDDEN
-    ]
-    assert offending == []
-
-
-def test_models_never_imports_invariants() -> None:
-    offending = [
-        f"{path.relative_to(ROOT)}:{line}: import {name}"
-        for path in sorted((ROOT / "models").rglob("*.py"))
-        for line, name in _imports(path)
-        if name.split(".")[0] == "invariants"
+        if name.split(".")[0] in LIBRARIES
+        or name.startswith(".")
+        or (name.split(".")[0] == "txcheck" and not name.startswith(allowed))
     ]
     assert offending == []
 
@@ -80,7 +84,12 @@ def test_the_static_check_sees_every_import_form(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
         "import rich.console\nfrom hypothesis import given\nfrom . import x\n"
-        "def f():\n    import checker.cli\n",
+        "def f():\n    import txcheck.cli\n",
         "utf-8",
     )
-    assert _imports(sample) == [(1, "rich.console"), (2, "hypothesis"), (5, "checker.cli")]
+    assert _imports(sample) == [
+        (1, "rich.console"),
+        (2, "hypothesis"),
+        (3, "."),
+        (5, "txcheck.cli"),
+    ]

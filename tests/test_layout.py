@@ -1,71 +1,92 @@
-"""Another project's ``models`` (or ``invariants``) package on sys.path must not silently
-shadow txcheck's: importing fails with an ImportError that names both locations."""
+"""The install layout: checker/, models/ and invariants/ are installed as ``txcheck``,
+``txcheck.models`` and ``txcheck.invariants``, so a user's own top-level ``models``,
+``checker`` or ``invariants`` module cannot shadow them."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
 ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"txcheck": "checker", "txcheck.models": "models", "txcheck.invariants": "invariants"}
 
 
-def _import_with(tmp_path: Path, statement: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+def _pyproject() -> dict:  # type: ignore[type-arg]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+
+
+def _packages_on_disk() -> set[str]:
+    found = set()
+    for package, folder in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *parts)))
+    return found
+
+
+def test_the_package_list_names_every_folder_with_code() -> None:
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert setuptools["package-dir"] == FOLDERS
+    assert set(setuptools["packages"]) == _packages_on_disk()
+
+
+def test_the_typecheck_tree_mirrors_the_installed_layout() -> None:
+    tree = ROOT / ".typecheck" / "txcheck"
+    entries = {p.name for p in (ROOT / "checker").iterdir() if p.name != "__pycache__"}
+    assert {p.name for p in tree.iterdir()} == entries | {"models", "invariants"}
+    for entry in tree.iterdir():
+        assert entry.is_symlink()
+        expected = ROOT / FOLDERS.get(f"txcheck.{entry.name}", f"checker/{entry.name}")
+        assert entry.resolve() == expected.resolve()
+
+
+def _run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
-        [sys.executable, "-c", statement],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+        list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=300
     )
 
 
-def _fake(tmp_path: Path, name: str, *, regular: bool = True) -> Path:
-    package = tmp_path / name
-    package.mkdir()
-    if regular:
-        (package / "__init__.py").write_text('"""Not txcheck\'s."""\n', "utf-8")
-    return package
+def test_a_project_with_its_own_models_checker_and_invariants_still_runs(tmp_path: Path) -> None:
+    for name in ("models", "checker", "invariants"):
+        (tmp_path / f"{name}.py").write_text(f'"""The user\'s own {name}."""\nOWN = True\n')
+    (tmp_path / "mymod.py").write_text(
+        textwrap.dedent(
+            """\
+            import models, checker, invariants
+            from txcheck.models.policies.guarded import Guarded
+
+            assert models.OWN and checker.OWN and invariants.OWN
 
 
-def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    return done.stderr.strip().splitlines()[-1]
-
-
-@pytest.mark.parametrize("entry", ["import checker", "import invariants"])
-def test_a_shadowing_models_package_fails_naming_both_locations(tmp_path: Path, entry: str) -> None:
-    fake = _fake(tmp_path, "models")
-    done = _import_with(tmp_path, entry)
-    assert done.returncode == 1
-    message = _last_line(done)
-    assert message.startswith("ImportError: txcheck needs its own 'models' package at ")
-    assert str(ROOT / "models") in message
-    assert str(fake.resolve()) in message
-    assert "AttributeError" not in done.stderr
-
-
-def test_a_shadowing_invariants_package_fails_naming_both_locations(tmp_path: Path) -> None:
-    fake = _fake(tmp_path, "invariants")
-    done = _import_with(tmp_path, "import checker")
-    message = _last_line(done)
-    assert message.startswith("ImportError: txcheck needs its own 'invariants' package at ")
-    assert str(ROOT / "invariants" / "__init__.py") in message
-    assert str(fake.resolve() / "__init__.py") in message
-
-
-def test_a_plain_models_folder_is_named_too(tmp_path: Path) -> None:
-    fake = _fake(tmp_path, "models", regular=False)  # a namespace package: no __init__.py
-    done = _import_with(tmp_path, "import invariants")
-    message = _last_line(done)
-    assert message.startswith("ImportError: txcheck needs its own 'models' package at ")
-    assert str(fake.resolve()) in message
-
-
-def test_without_a_shadow_everything_imports(tmp_path: Path) -> None:
-    done = _import_with(tmp_path, "import checker, invariants, models.world; print('ok')")
+            class MyPolicy(Guarded):
+                name = "my-policy"
+            """
+        )
+    )
+    done = _run(tmp_path, sys.executable, "-c", "import mymod, txcheck.explore.auto; print('ok')")
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+    txcheck = Path(sys.executable).parent / "txcheck"
+    done = _run(
+        tmp_path,
+        str(txcheck),
+        "explore",
+        "--policy",
+        "mymod:MyPolicy",
+        "--engine",
+        "systematic",
+        "--max-faults",
+        "1",
+        "--seed",
+        "1",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"found": false' in done.stdout

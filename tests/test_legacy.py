@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from checker.legacy import legacy_arguments, legacy_score
-from models.proposal import Call, Plan
+from txcheck.models.proposal import Call, Plan
+from txcheck.score.legacy import legacy_arguments, legacy_score
 
 
 def _plan(*calls: tuple[str, Any]) -> Plan:

@@ -8,25 +8,25 @@ from collections.abc import Iterator
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from checker.engine import Budget, Target
-from checker.fault_kinds import FAULT_KINDS, deviations_by_kind, draw_kind, kind_of
-from checker.hypothesis_engine import HypothesisEngine, HypothesisOptions
-from checker.machine import describe_failure
-from checker.plan_space import PlanSpace
-from checker.policy_loading import load_policy
-from checker.strategies import near_valid_plans, submissions, valid_plans
-from checker.testing import txcheck_testcase
-from invariants import DEFAULT_INVARIANTS, always, eventually
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, builtin_policy
-from models.proposal import Plan
-from models.runner import Choice, Run, RunView
-from models.schedule import Deviation, Deviations
-from models.validation import validate
-from models.world_rules import business_check_from_doc
 from tests.strategies import checkout_calls
+from txcheck.explore.engine import Budget, Target
+from txcheck.explore.faults import FAULT_KINDS, deviations_by_kind, draw_kind, kind_of
+from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.loading import load_policy
+from txcheck.explore.machine import describe_failure
+from txcheck.explore.plan_space import PlanSpace
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import execute
+from txcheck.explore.strategies import near_valid_plans, submissions, valid_plans
+from txcheck.invariants import DEFAULT_INVARIANTS, always, eventually
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Choice, Run, RunView
+from txcheck.models.validation import validate
+from txcheck.models.world_rules import business_check_from_doc
+from txcheck.testing import txcheck_testcase
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

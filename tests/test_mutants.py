@@ -10,13 +10,13 @@ from pathlib import Path
 import attrs
 import pytest
 
-from checker.trace import load_trace, replay, translate_deviations
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import Guarded
-from models.schedule import Deviations
+from txcheck.explore.schedule import Deviations
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded
+from txcheck.traces.document import load_trace, replay, translate_deviations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant

@@ -18,18 +18,18 @@ from typing import Any
 
 import pytest
 
-from checker.cli import build_parser
-from checker.engine import Budget, Counterexample, Target
-from checker.explore import explore
-from checker.hypothesis_engine import HypothesisOptions
-from checker.representative import representative_plans
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import Execution, execute
-from models.fixture import default_fixture
-from models.policies import Guarded
-from models.proposal import Plan
-from models.runner import Choice
+from txcheck.cli import build_parser
+from txcheck.explore.auto import explore
+from txcheck.explore.engine import Budget, Counterexample, Target
+from txcheck.explore.hypothesis_engine import HypothesisOptions
+from txcheck.explore.representative import representative_plans
+from txcheck.explore.session import Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Choice
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from checker.representative import NEAR_VALID, near_valid_plans, representative_plans
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract, parse_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import Guarded
-from models.proposal import Plan, plan_to_json
-from models.validation import validate
+from txcheck.explore.representative import NEAR_VALID, near_valid_plans, representative_plans
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract, parse_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded
+from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.validation import validate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import policies

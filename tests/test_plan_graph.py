@@ -6,11 +6,11 @@ from typing import Any
 
 import networkx as nx
 
-from models.contract import Contract, Tool, Workflow
-from models.contract_loader import default_contract
-from models.plan_graph import build_plan_graph, normalised
-from models.proposal import Call, Plan
 from tests.strategies import call, checkout_calls, plan_of
+from txcheck.models.contract import Contract, Tool, Workflow
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan_graph import build_plan_graph, normalised
+from txcheck.models.proposal import Call, Plan
 
 CONTRACT = default_contract()
 

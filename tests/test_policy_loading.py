@@ -6,21 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from checker.policy_loading import WatchedPolicy, load_policy, watchdog_available
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.errors import InputError, PolicyError
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import Guarded, builtin_policy
-from models.proposal import Plan
 from tests.strategies import checkout_calls
+from txcheck.explore.loading import WatchedPolicy, load_policy, watchdog_available
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.errors import InputError, PolicyError
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded, builtin_policy
+from txcheck.models.proposal import Plan
 
 PLAN = Plan.of(*checkout_calls("ord_1"))
 
 MODULE = """
-from models.policies.guarded import Guarded
-from models.requests import JournalRead
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.requests import JournalRead
 
 
 class Mine(Guarded):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.errors import ProposalFormatError
-from models.proposal import Plan
-from models.proposal_parser import load_proposal, parse_proposal
+from txcheck.models.errors import ProposalFormatError
+from txcheck.models.proposal import Plan
+from txcheck.models.proposal_parser import load_proposal, parse_proposal
 
 ARGS = {"order_id": "o-1", "amount": 1250}
 

@@ -7,16 +7,16 @@ import random
 
 import pytest
 
-from checker.engine import Budget, EngineReport, Target
-from checker.random_walk import RandomEngine, _Walk, shrink
-from checker.representative import representative_plans
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, builtin_policy
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
+from txcheck.explore.engine import Budget, EngineReport, Target
+from txcheck.explore.random_walk import RandomEngine, _Walk, shrink
+from txcheck.explore.representative import representative_plans
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.proposal import Plan
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from checker.cli import main
-from checker.cmd_replay import ReplayReport, replay_trace, shared_plans
-from checker.trace import dumps_trace, load_trace, trace_of, write_trace
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import Execution, execute
-from models.fixture import default_fixture
-from models.policies import builtin_policy
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
 from tests.strategies import checkout_calls
+from txcheck.cli import main
+from txcheck.cli.cmd_replay import ReplayReport, replay_trace, shared_plans
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.traces.document import dumps_trace, load_trace, trace_of, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TRACE = ROOT / "examples" / "pytest_example" / "counterexample.json"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from checker.representative import representative_plans
-from models.contract import Contract
-from models.contract_loader import default_contract, parse_contract
-from models.fixture import default_fixture
-from models.proposal import plan_to_json
-from models.validation import validate
-from models.world_rules import WorldBusinessCheck
+from txcheck.explore.representative import representative_plans
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract, parse_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.proposal import plan_to_json
+from txcheck.models.validation import validate
+from txcheck.models.world_rules import WorldBusinessCheck
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from checker.scenario_assertions import (
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import execute
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.scenarios.assertions import (
     Evidence,
     charges,
     compensation_order,
     no_side_effects,
     verdict_codes,
 )
-from checker.scenario_plans import CHARGE_WITHOUT_AMOUNT, CHECKOUT
-from checker.scenario_run import INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import builtin_policy
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
+from txcheck.scenarios.plans import CHARGE_WITHOUT_AMOUNT, CHECKOUT
+from txcheck.scenarios.run import INVARIANTS
 
 
 def _evidence(policy: str, plan: Plan, *deviations: Deviation) -> Evidence:

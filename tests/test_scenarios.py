@@ -18,26 +18,25 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from checker import cmd_scenarios
-from checker.cli import main
-from checker.render_scenarios import ScenariosReport
-from checker.scenario_results import RAW_NAME, SUMMARY_NAME, raw_text, summarize
-from checker.scenario_run import ScenarioRun, run_all, run_control
-from checker.scenarios import (
+from txcheck.cli import cmd_scenarios, main
+from txcheck.cli.render_scenarios import ScenariosReport
+from txcheck.explore.schedule import Deviations
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.errors import TxcheckError
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.runner import Choice
+from txcheck.scenarios.catalog import (
     CONTROLS,
     DIMENSIONS,
     SCENARIOS,
     Control,
     scenario_seeds,
 )
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.errors import TxcheckError
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, builtin_policy
-from models.runner import Choice
-from models.schedule import Deviations
+from txcheck.scenarios.results import RAW_NAME, SUMMARY_NAME, raw_text, summarize
+from txcheck.scenarios.run import ScenarioRun, run_all, run_control
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "scenarios_raw.sha256"
@@ -414,7 +413,7 @@ def test_a_failed_assertion_says_what_was_expected_and_found() -> None:
 
 
 def _start_cli(cwd: Path, seed: str) -> subprocess.Popen[str]:
-    code = "import sys; from checker.cli import main; sys.exit(main(['scenarios', '--json']))"
+    code = "import sys; from txcheck.cli import main; sys.exit(main(['scenarios', '--json']))"
     env = {**os.environ, "PYTHONHASHSEED": seed}
     return subprocess.Popen(
         [sys.executable, "-c", code],

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from models import schema_check
-from models.contract import Contract, Tool
-from models.contract_loader import default_contract
-from models.errors import ContractError
-from models.schema_check import closed_schema, compile_contract, nesting_depth
-from models.verdict import Violation
 from tests.strategies import call
+from txcheck.models import schema_check
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.errors import ContractError
+from txcheck.models.schema_check import closed_schema, compile_contract, nesting_depth
+from txcheck.models.verdict import Violation
 
 
 def contract_with(schema: dict[str, Any], *, strict: bool = False) -> Contract:

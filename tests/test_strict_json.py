@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from models.errors import ContractError, InputError, ProposalFormatError, TxcheckError
-from models.strict_json import (
+from txcheck.models.errors import ContractError, InputError, ProposalFormatError, TxcheckError
+from txcheck.models.strict_json import (
     MAX_INT_DIGITS,
     StrictJsonError,
     load_json_document,

@@ -11,22 +11,22 @@ from pathlib import Path
 import attrs
 import pytest
 
-from checker.engine import Budget, EngineReport, Target
-from checker.independence import Moment
-from checker.representative import representative_plans
-from checker.systematic import SystematicEngine
-from checker.trace import trace_of
-from invariants import DEFAULT_INVARIANTS, Invariant
-from models.checkout import CHECKOUT as CHECKOUT_SERVICES
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies import DESIGNATED, Guarded, builtin_policy
-from models.policies.base import ActorGen, Policy
-from models.proposal import Plan
-from models.requests import Delivery, SeenCheck
-from models.runner import Choice, Run
-from models.world import World
+from txcheck.explore.engine import Budget, EngineReport, Target
+from txcheck.explore.independence import Moment
+from txcheck.explore.representative import representative_plans
+from txcheck.explore.session import execute
+from txcheck.explore.systematic import SystematicEngine
+from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
+from txcheck.models.checkout import CHECKOUT as CHECKOUT_SERVICES
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import DESIGNATED, Guarded, builtin_policy
+from txcheck.models.policies.base import ActorGen, Policy
+from txcheck.models.proposal import Plan
+from txcheck.models.requests import Delivery, SeenCheck
+from txcheck.models.runner import Choice, Run
+from txcheck.models.world import World
+from txcheck.traces.document import trace_of
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

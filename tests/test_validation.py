@@ -11,12 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from models.business import NO_WORLD, BusinessCheck
-from models.contract import Contract
-from models.contract_loader import default_contract
-from models.proposal import Call, Plan
-from models.validation import validate
-from models.verdict import Violation
 from tests.strategies import (
     arbitrary_plans,
     arguments_from_schema,
@@ -24,6 +18,12 @@ from tests.strategies import (
     checkout_calls,
     plan_of,
 )
+from txcheck.models.business import NO_WORLD, BusinessCheck
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.validation import validate
+from txcheck.models.verdict import Violation
 
 CONTRACT = default_contract()
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from checker.cli import main
-from models.checkout import CHECKOUT, charge_payment, refund_payment
-from models.contract_loader import default_contract
-from models.fixture import default_fixture
-from models.proposal import Plan
-from models.services import Committed, Rejected
-from models.validation import validate
-from models.world_rules import WorldBusinessCheck, business_check_from_doc
+from txcheck.cli import main
+from txcheck.models.checkout import CHECKOUT, charge_payment, refund_payment
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.proposal import Plan
+from txcheck.models.services import Committed, Rejected
+from txcheck.models.validation import validate
+from txcheck.models.world_rules import WorldBusinessCheck, business_check_from_doc
 
 CONTRACT = default_contract()
 CHECK = WorldBusinessCheck(fixture=default_fixture())

@@ -21,18 +21,18 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from invariants import DEFAULT_INVARIANTS, always
-from models.checkout import CHECKOUT
-from models.contract import Contract
-from models.contract_loader import default_contract, parse_contract
-from models.execution import Execution, execute
-from models.fixture import WorldFixture, default_fixture, parse_world
-from models.policies import builtin_policy
-from models.proposal import Plan
-from models.runner import RunView
-from models.schedule import Deviation, Deviations
-from models.services import Committed, Rejected, ServiceSet
-from models.world import World
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS, always
+from txcheck.models.checkout import CHECKOUT
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract, parse_contract
+from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
+from txcheck.models.policies import builtin_policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import RunView
+from txcheck.models.services import Committed, Rejected, ServiceSet
+from txcheck.models.world import World
 
 __all__ = [
     "GIFT_CARDS",

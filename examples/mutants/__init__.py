@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import attrs
 
-from models.policies.guarded import Guarded
 from mutants import policies
+from txcheck.models.policies.guarded import Guarded
 
 __all__ = ["MUTANTS", "Mutant"]
 

@@ -20,11 +20,11 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run as a script: make ``mutants`` importable
     sys.path.insert(0, str(HERE.parent))
 
-from checker.trace import dumps_trace, trace_of  # noqa: E402
-from models.contract_loader import default_contract  # noqa: E402
-from models.fixture import default_fixture  # noqa: E402
 from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.shortest import PLANS, shortest_run  # noqa: E402
+from txcheck.models.contract_loader import default_contract  # noqa: E402
+from txcheck.models.fixture import default_fixture  # noqa: E402
+from txcheck.traces.document import dumps_trace, trace_of  # noqa: E402
 
 __all__ = ["TRACES", "main", "policy_spec", "trace_text"]
 

@@ -3,19 +3,19 @@
 Every class docstring names the bug, the invariant that should catch it, and the shortest
 known failing run (as deviations from the default schedule on the checkout plan; the
 replayable trace is ``traces/<name>.json``). The five positive controls live in
-``models.policies.controls``; these go beyond them.
+``txcheck.models.policies.controls``; these go beyond them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from models.contract import Tool
-from models.policies.base import ActorGen, OrchestratorContext
-from models.policies.guarded import Guarded
-from models.policies.journal import JournalState
-from models.proposal import Plan
-from models.requests import (
+from txcheck.models.contract import Tool
+from txcheck.models.policies.base import ActorGen, OrchestratorContext
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.policies.journal import JournalState
+from txcheck.models.proposal import Plan
+from txcheck.models.requests import (
     Ack,
     ApplyEffect,
     BrokerSend,
@@ -27,7 +27,7 @@ from models.requests import (
     SeenCheck,
     ToolResult,
 )
-from models.validation import validate
+from txcheck.models.validation import validate
 
 __all__ = [
     "AckBeforeApply",

@@ -1,6 +1,6 @@
 """Each mutant's shortest known failing run, as a readable deviation script, and its plans.
 
-``SHORTEST[name]`` is a ``models.schedule.Deviations`` script: the default schedule on
+``SHORTEST[name]`` is a ``txcheck.explore.schedule`` script: the default schedule on
 ``PLANS[mutant.plan]`` except for these deviations, found by the systematic engine on the
 single checkout plan (``Mutant.min_deviations`` of them). The tests, the trace generator
 (``make_traces.py``) and the benchmark harness share this one copy.
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import attrs
 
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import Execution, execute
-from models.fixture import default_fixture
-from models.policies.base import Policy
-from models.proposal import Plan
-from models.schedule import Deviation, Deviations
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies.base import Policy
+from txcheck.models.proposal import Plan
 
 __all__ = ["CHECKOUT", "PLANS", "SHORTEST", "shortest_run"]
 

@@ -17,15 +17,23 @@ import sys
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from invariants import DEFAULT_INVARIANTS
-from models.contract_loader import default_contract
-from models.execution import execute
-from models.fixture import default_fixture
-from models.policies.base import ActorGen, OrchestratorContext, Policy
-from models.proposal import Call, Plan
-from models.requests import Invoke, JournalAppend, JournalRead, Lookup, Request, Sleep, ToolResult
-from models.schedule import Deviation, Deviations
-from models.validation import validate
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.requests import (
+    Invoke,
+    JournalAppend,
+    JournalRead,
+    Lookup,
+    Request,
+    Sleep,
+    ToolResult,
+)
+from txcheck.models.validation import validate
 
 __all__ = ["Careful", "main"]
 

@@ -8,8 +8,8 @@ it is committed next to this file as ``counterexample.json``.
 
 from __future__ import annotations
 
-from checker.testing import txcheck_testcase
 from examples.pytest_example.shop_policy import KeepsTheMoney
+from txcheck.testing import txcheck_testcase
 
 TestGuarded = txcheck_testcase("guarded", max_examples=50)
 TestKeepsTheMoney = txcheck_testcase(KeepsTheMoney(), max_examples=200)

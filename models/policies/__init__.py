@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from models.policies.base import OrchestratorContext, Policy
-from models.policies.controls import (
+from txcheck.models.policies.base import OrchestratorContext, Policy
+from txcheck.models.policies.controls import (
     DESIGNATED,
     DualWrite,
     FreshKeyRetry,
@@ -11,8 +11,8 @@ from models.policies.controls import (
     NoCompensation,
     NoDedupe,
 )
-from models.policies.guarded import Guarded
-from models.policies.naive import Naive
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.policies.naive import Naive
 
 __all__ = [
     "BUILTIN_POLICIES",

@@ -1,6 +1,6 @@
 """The policy interface: how an orchestrator, its outbox relay and its consumer behave.
 
-A policy is three generators. Each ``yield``s requests from ``models.requests`` and is
+A policy is three generators. Each ``yield``s requests from ``txcheck.models.requests`` and is
 resumed with the world's answer; each yield is a point where the checker may interleave,
 inject a fault or crash the actor. After a crash the generator is dropped and
 ``orchestrate`` starts again: only what it wrote through requests (its journal, the
@@ -15,9 +15,9 @@ from typing import Any
 
 import attrs
 
-from models.contract import Contract, Tool
-from models.proposal import Call, Plan
-from models.requests import (
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.requests import (
     Ack,
     ApplyEffect,
     BrokerSend,

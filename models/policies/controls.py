@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.contract import Tool
-from models.policies.base import ActorGen, OrchestratorContext
-from models.policies.guarded import Guarded
-from models.requests import Ack, ApplyEffect, Delivery
+from txcheck.models.contract import Tool
+from txcheck.models.policies.base import ActorGen, OrchestratorContext
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.requests import Ack, ApplyEffect, Delivery
 
 __all__ = [
     "DESIGNATED",

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from models.canonical import stable_hash
-from models.contract import ArgRef, ReceiptRef, Tool
-from models.policies.base import ActorGen, OrchestratorContext, Policy
-from models.policies.journal import JournalState
-from models.proposal import Call
-from models.requests import (
+from txcheck.models.canonical import stable_hash
+from txcheck.models.contract import ArgRef, ReceiptRef, Tool
+from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.policies.journal import JournalState
+from txcheck.models.proposal import Call
+from txcheck.models.requests import (
     Claim,
     Invoke,
     JournalAppend,
@@ -36,7 +36,7 @@ from models.requests import (
     Sleep,
     ToolResult,
 )
-from models.validation import validate
+from txcheck.models.validation import validate
 
 __all__ = ["Guarded"]
 

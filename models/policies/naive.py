@@ -7,8 +7,8 @@ returns (outside the tool's transaction) and its consumer does not deduplicate.
 
 from __future__ import annotations
 
-from models.policies.base import ActorGen, OrchestratorContext, Policy
-from models.requests import Ack, ApplyEffect, Delivery, Invoke, Publish, ToolResult
+from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.requests import Ack, ApplyEffect, Delivery, Invoke, Publish, ToolResult
 
 __all__ = ["Naive"]
 

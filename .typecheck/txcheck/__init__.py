@@ -1,0 +1,1 @@
+../../checker/__init__.py

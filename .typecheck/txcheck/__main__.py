@@ -1,0 +1,1 @@
+../../checker/__main__.py

@@ -1,0 +1,224 @@
+"""``txcheck explore``: search a policy for a counterexample, shrink it, write its trace.
+
+Exit 0 when no counterexample was found, 1 when one was (its trace is written to
+``--trace-out``), 2 on bad input; a user policy that raises or never yields is reported
+as a policy error (exit 2) with the trace up to that point. Progress goes to stderr, and
+only on a terminal; ``--json`` prints one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.progress import ExploreProgress
+from txcheck.cli.render_explore import ExploreSummary
+from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.explore.auto import ENGINES, ExploreResult, explore
+from txcheck.explore.engine import Budget, Counterexample, Target
+from txcheck.explore.hypothesis_engine import DEFAULT_DATABASE, HypothesisOptions
+from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract, load_contract
+from txcheck.models.errors import InputError, PolicyError
+from txcheck.models.fixture import WorldFixture, default_fixture, load_world
+from txcheck.models.proposal_parser import load_proposal
+from txcheck.traces.document import trace_of, write_trace
+from txcheck.traces.repro import python_reproduction
+
+__all__ = ["DEFAULT_TRACE", "register", "run"]
+
+DEFAULT_TRACE = "txcheck-counterexample.json"
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a {kind.__name__} (got {text!r})") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive (got {text!r})")
+        return value
+
+    return parse
+
+
+def _natural(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {text!r})")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "explore",
+        help="search a policy for a counterexample and shrink it",
+        description=(
+            "Model-check an orchestration policy: generate plans and fault schedules, "
+            "check every invariant, shrink the first failure and write its trace. "
+            "Exit 0 nothing found, 1 counterexample, 2 bad input."
+        ),
+    )
+    parser.add_argument("--policy", default="guarded", help="built-in name or package.module:Name")
+    parser.add_argument("--contract", metavar="FILE", help="contract (default: bundled checkout)")
+    parser.add_argument("--world", metavar="FILE", help="world fixture (default: bundled)")
+    parser.add_argument("--plan", metavar="FILE", help="explore this one proposal")
+    parser.add_argument(
+        "--engine", default="auto", choices=["auto", *ENGINES], help="exploration engine"
+    )
+    parser.add_argument(
+        "--max-examples", type=_positive(int), default=1000, metavar="N", help="runs per engine"
+    )
+    parser.add_argument(
+        "--max-faults", type=_natural, default=3, metavar="K", help="deviations per run"
+    )
+    parser.add_argument(
+        "--time-budget", type=_positive(float), metavar="S", help="seconds for the whole run"
+    )
+    parser.add_argument(
+        "--seed", type=_natural, metavar="S", help="reproducible run (no example database)"
+    )
+    parser.add_argument("--no-seeds", action="store_true", help="skip the scenario seeds")
+    parser.add_argument(
+        "--max-shrinks",
+        type=_natural,
+        default=500,
+        metavar="N",
+        help="stop shrinking after N examples past the first failure (default 500)",
+    )
+    parser.add_argument(
+        "--trace-out", default=DEFAULT_TRACE, metavar="FILE", help="counterexample trace file"
+    )
+    parser.add_argument(
+        "--policy-timeout",
+        type=_positive(float),
+        default=DEFAULT_POLICY_TIMEOUT,
+        metavar="S",
+        help="stop a user policy that runs this long without yielding",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(run=run)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Contract, WorldFixture]:
+    contract = load_contract(args.contract) if args.contract else default_contract()
+    fixture = load_world(args.world) if args.world else default_fixture()
+    return contract, fixture
+
+
+def _target(args: argparse.Namespace, loaded: LoadedPolicy) -> Target:
+    contract, fixture = _inputs(args)
+    plans: tuple[Any, ...] = ()
+    if args.plan:
+        plan = load_proposal(args.plan)
+        if not plan.calls:
+            raise InputError("the proposal has no tool calls to explore", source=args.plan)
+        plans = ((plan,), (plan, plan))
+    return Target(
+        policy_name=loaded.spec,
+        policy=loaded.policy,
+        contract=contract,
+        fixture=fixture,
+        invariants=DEFAULT_INVARIANTS,
+        plans=plans,
+    )
+
+
+def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
+    execution = found.execution
+    return {
+        "engine": found.engine,
+        "invariant": found.invariant,
+        "violations": [f.to_json() for f in execution.failures],
+        "error": execution.error,
+        "deviations": found.deviations,
+        "steps": len(execution.steps),
+        "trace": path,
+    }
+
+
+def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> dict[str, Any]:
+    found = result.counterexample
+    return {
+        "policy": policy,
+        "engine": engine,
+        "found": found is not None,
+        "counterexample": None if found is None else _found_json(found, path),
+        "engines": [r.to_json() for r in result.reports],
+        "coverage": result.coverage(),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_policy(args.policy, timeout=args.policy_timeout)
+    target = _target(args, loaded)
+    budget = Budget(
+        max_examples=args.max_examples,
+        max_faults=args.max_faults,
+        time_budget=args.time_budget,
+        seed=args.seed or 0,
+    )
+    progress = ExploreProgress(Console(stderr=True))
+    options = HypothesisOptions(
+        seed=args.seed,
+        database=DEFAULT_DATABASE,
+        max_shrinks=args.max_shrinks,
+        on_stats=progress.track,
+    )
+    with progress:
+        result = explore(
+            target,
+            budget,
+            engine=args.engine,
+            seeds=not args.no_seeds and not args.plan,
+            options=options,
+            on_engine=progress.engine,
+        )
+    found = result.counterexample
+    console = report_console()
+    if found is not None:
+        document = trace_of(
+            found.execution,
+            policy=loaded.spec,
+            contract=target.contract,
+            fixture=target.fixture,
+            plans=found.plans,
+            extra={"engine": found.engine},
+        )
+        write_trace(document, args.trace_out)
+        if not args.json:
+            console.print(
+                counterexample_report(
+                    found.execution,
+                    policy=loaded.spec,
+                    trace_path=args.trace_out,
+                    reproduction=python_reproduction(
+                        found.execution,
+                        policy=loaded.spec,
+                        contract=target.contract,
+                        fixture=target.fixture,
+                        trace_path=args.trace_out,
+                    ),
+                    found_by=found.engine,
+                )
+            )
+    if args.json:
+        document = _result_json(loaded.spec, args.engine, result, args.trace_out)
+        print(json.dumps(document, indent=2, sort_keys=True))
+    else:
+        console.print(ExploreSummary(policy=loaded.spec, result=result))
+    if found is not None and found.execution.error and not found.execution.failures:
+        sys.stdout.flush()
+        raise PolicyError(f"{found.execution.error} (trace up to that point: {args.trace_out})")
+    return EXIT_OK if found is None else EXIT_FOUND

@@ -1,0 +1,77 @@
+"""``txcheck scenarios [--out DIR]``: the 14 named scenarios and 5 positive controls.
+
+Runs every scenario under ``guarded`` and every control under its control policy, writes
+``raw_results.jsonl`` and ``summary.json`` into ``--out`` (default ``./txcheck-results``),
+and exits 0 only when all 14 scenarios pass and all 5 controls show their expected
+failure, 1 otherwise. ``--json`` prints the summary document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.render_scenarios import ScenariosReport
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.errors import InputError
+from txcheck.models.fixture import default_fixture
+from txcheck.scenarios.results import write_results
+from txcheck.scenarios.run import run_all
+
+__all__ = ["DEFAULT_OUT", "register", "run"]
+
+DEFAULT_OUT = "txcheck-results"
+
+
+class OutputDirError(InputError):
+    """The ``--out`` folder cannot be created or written."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scenarios",
+        help="the 14 named scenarios and 5 positive controls, with result files",
+        description=(
+            "Run the 14 named fault scenarios under guarded and the 5 positive controls "
+            "under their control policies, through the same runner as explore. Writes "
+            "raw_results.jsonl and summary.json (byte-identical across runs). Exit 0 when "
+            "every scenario passes and every control shows its expected failure, else 1."
+        ),
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        default=DEFAULT_OUT,
+        help=f"folder for the result files (default: ./{DEFAULT_OUT})",
+    )
+    parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputDirError(
+            f"cannot create the results folder ({error.strerror or error})", source=args.out
+        ) from None
+    contract, fixture = default_contract(), default_fixture()
+    runs = run_all(contract=contract, fixture=fixture)
+    try:
+        files = write_results(runs, out, contract=contract, fixture=fixture)
+    except OSError as error:
+        raise OutputDirError(
+            f"cannot write the results ({error.strerror or error})", source=args.out
+        ) from None
+    if args.json:
+        print(json.dumps(files.summary, sort_keys=True, indent=2))
+    else:
+        shown = args.out.rstrip("/") or "/"
+        Console().print(ScenariosReport(runs=runs, summary=files.summary, where=shown))
+    return EXIT_OK if files.ok else EXIT_FOUND

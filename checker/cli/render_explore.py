@@ -1,0 +1,72 @@
+"""Human rendering of an exploration: what ran, what it covered, what it found.
+
+``ExploreSummary`` is a rich renderable: one row per engine (runs, steps, notes), then the
+coverage summary (fault kinds injected, invariants evaluated, how runs ended, with
+counts). Wall-clock figures are left out so the text is reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+
+from txcheck.explore.auto import ExploreResult
+from txcheck.explore.faults import FAULT_KINDS
+
+__all__ = ["ExploreSummary"]
+
+_SECTIONS = (
+    ("faults", "Fault kinds injected"),
+    ("invariants", "Invariants evaluated"),
+    ("outcomes", "How runs ended (journal phase per instance)"),
+)
+
+
+@attrs.frozen(kw_only=True)
+class ExploreSummary:
+    """The summary of ``result`` for ``policy``."""
+
+    policy: str
+    result: ExploreResult = attrs.field(eq=False)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        result = self.result
+        if result.counterexample is None:
+            yield Text(f"No counterexample for policy {self.policy}.", style="bold green")
+        else:
+            found = result.counterexample
+            yield Text(
+                f"Counterexample for policy {self.policy}: {found.invariant} "
+                f"(found by {found.engine}, {found.deviations} deviations, "
+                f"{len(found.execution.steps)} steps)",
+                style="bold red",
+            )
+        table = Table(title="Engines", title_justify="left", box=None)
+        for name in ("engine", "runs", "steps", "notes"):
+            table.add_column(name, justify="right" if name in ("runs", "steps") else "left")
+        for report in result.reports:
+            table.add_row(
+                Text(report.engine),
+                Text(str(report.runs)),
+                Text(str(report.steps)),
+                Text("; ".join(report.notes)),
+            )
+        yield table
+        coverage = result.coverage()
+        for key, title in _SECTIONS:
+            counts: Mapping[str, int] = coverage.get(key, {})
+            heading = title
+            if key == "faults":
+                missing = [k for k in FAULT_KINDS if k not in counts]
+                heading += f" ({len(FAULT_KINDS) - len(missing)}/{len(FAULT_KINDS)} kinds)"
+            if not counts and key != "faults":
+                continue
+            yield Text(heading + ":", style="bold")
+            line = ", ".join(f"{name} {count}" for name, count in counts.items())
+            yield Text(f"  {line or 'none'}")
+            if key == "faults" and missing:
+                yield Text(f"  never injected: {', '.join(missing)}")

@@ -1,0 +1,237 @@
+"""Human rendering of a counterexample: what failed, the steps, the state change, and how
+to reproduce it.
+
+``CounterexampleReport`` is a rich renderable built by ``counterexample_report``, which
+re-runs the recorded choices once to take ``World.snapshot()`` before and after the step
+that broke a safety invariant (for a liveness failure: the initial and the final state).
+Steps are numbered, deviations from the default schedule are marked ``*``. Every cell is
+plain ``Text``: plan values are never read as markup.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+
+from txcheck.explore.session import Execution
+from txcheck.models.runner import Run, Step
+from txcheck.models.world import World
+from txcheck.traces.json_diff import json_diff
+
+__all__ = ["CounterexampleReport", "counterexample_report", "render_text", "report_console"]
+
+REPORT_WIDTH = 120
+"""Width of reports written to a file or a pipe (a terminal keeps its own width)."""
+
+
+def report_console() -> Console:
+    """The stdout console for traces: a terminal's width, else ``REPORT_WIDTH`` columns, so
+    a saved report keeps its step table readable."""
+    console = Console()
+    return console if console.is_terminal else Console(width=REPORT_WIDTH)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _compact(value: Any, limit: int = 60) -> str:
+    return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False), limit)
+
+
+def _request(step: Step) -> str:
+    request = step.request
+    if not request:
+        return ""
+    parts = [str(request.get("kind", ""))]
+    for key in ("tool", "call", "event", "delivery", "ticks"):
+        if key in request:
+            parts.append(str(request[key]))
+    return " ".join(parts)
+
+
+def _observed(step: Step) -> str:
+    observed = dict(step.observed)
+    if not observed:
+        return ""
+    if "status" in observed:
+        status = str(observed.pop("status"))
+        code = observed.pop("code", None)
+        rest = f" {_compact(observed, 30)}" if observed else ""
+        return status + (f" ({code})" if code else "") + rest
+    return _compact(observed, 40)
+
+
+def _diff_lines(before: Any, after: Any, limit: int) -> list[str]:
+    lines = []
+    for change in json_diff(before, after):
+        if change["op"] == "add":
+            lines.append(f"+ {change['path']} = {_compact(change['after'], 40)}")
+        elif change["op"] == "remove":
+            lines.append(f"- {change['path']} (was {_compact(change['before'], 40)})")
+        else:
+            lines.append(
+                f"~ {change['path']}: {_compact(change['before'], 30)} -> "
+                f"{_compact(change['after'], 30)}"
+            )
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... {len(lines) - limit} more changes"]
+    return lines
+
+
+@attrs.frozen(kw_only=True)
+class CounterexampleReport:
+    """A failing execution ready to print (see the module docstring)."""
+
+    policy: str
+    execution: Execution = attrs.field(eq=False)
+    diff_title: str
+    diff: tuple[str, ...]
+    trace_path: str | None = None
+    reproduction: str | None = None
+    found_by: str | None = None
+    max_rows: int = 120
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        execution = self.execution
+        steps = execution.steps
+        if execution.failures:
+            names = ", ".join(f.name for f in execution.failures)
+            head = f"Counterexample: policy {self.policy} violates {names}"
+        else:
+            head = f"Counterexample: policy {self.policy} raised an error"
+        yield Text(head, style="bold red")
+        yield Text(
+            f"{len(steps)} steps, {execution.deviations} deviation"
+            f"{'' if execution.deviations == 1 else 's'} from the default schedule"
+            + (f" (found by {self.found_by})" if self.found_by else "")
+        )
+        for failure in execution.failures:
+            where = f"after step {failure.step}" if failure.step is not None else "at quiescence"
+            yield Text(f"{failure.name} ({failure.kind}, {where}):", style="bold")
+            for message in failure.messages:
+                yield Text(f"  {message}")
+        if execution.error:
+            yield Text(f"error: {execution.error}", style="bold")
+        yield _plans_table(execution.run)
+        yield self._steps_table(steps)
+        yield Text(self.diff_title, style="bold")
+        for line in self.diff or ("(no change)",):
+            yield Text(f"  {line}")
+        if self.trace_path:
+            yield Text(f"Trace written to {self.trace_path}; replay it with:", style="bold")
+            yield Text(f"  txcheck replay {self.trace_path}")
+        if self.reproduction:
+            yield Text("Reproduce in Python:", style="bold")
+            yield Text(self.reproduction.rstrip("\n"))
+
+    def _steps_table(self, steps: Sequence[Step]) -> Table:
+        table = Table(title="Steps (* = deviation)", title_justify="left", box=None)
+        for name in ("#", "", "actor", "action", "outcome", "request", "observed"):
+            table.add_column(name, no_wrap=name != "observed")
+        shown: list[Step | None] = list(steps)
+        if len(steps) > self.max_rows:
+            tail = self.max_rows - 20
+            shown = [*steps[:20], None, *steps[len(steps) - tail :]]
+        for step in shown:
+            if step is None:
+                skipped = len(steps) - self.max_rows
+                table.add_row(Text("..."), Text(""), Text(f"{skipped} steps not shown"))
+                continue
+            table.add_row(
+                Text(str(step.index)),
+                Text("*" if step.deviation else ""),
+                Text(step.choice.actor),
+                Text(step.choice.action),
+                Text(step.choice.outcome),
+                Text(_request(step)),
+                Text(_observed(step)),
+            )
+        return table
+
+
+def _plans_table(run: Run) -> Table:
+    table = Table(title="Plans", title_justify="left", box=None)
+    for name in ("instance", "call", "tool", "arguments"):
+        table.add_column(name, no_wrap=name != "arguments")
+    for instance, plan in zip(run.instances, run.plans, strict=False):
+        for call in plan.calls:
+            arguments = call.arguments if call.arguments is not None else call.raw_arguments
+            table.add_row(
+                Text(instance), Text(call.id), Text(call.name), Text(_compact(arguments, 70))
+            )
+    return table
+
+
+def _snapshots(
+    execution: Execution, step: int | None, world_factory: Callable[..., World]
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    old = execution.run
+    run = Run(
+        policy=old.policy,
+        contract=old.contract,
+        plans=old.plans,
+        fixture=old.world.fixture,
+        world_factory=world_factory,
+        max_steps=old.max_steps,
+    )
+    if step is None:
+        return run.world.snapshot(), old.world.snapshot()
+    for recorded in execution.steps[:step]:
+        run.apply(recorded.choice, deviation=recorded.deviation)
+    before = run.world.snapshot()
+    recorded = execution.steps[step]
+    run.apply(recorded.choice, deviation=recorded.deviation)
+    return before, run.world.snapshot()
+
+
+def counterexample_report(
+    execution: Execution,
+    *,
+    policy: str,
+    trace_path: str | None = None,
+    reproduction: str | None = None,
+    found_by: str | None = None,
+    world_factory: Callable[..., World] = World,
+    diff_limit: int = 40,
+) -> CounterexampleReport:
+    """Build the report, re-running the choices once for the state diff."""
+    step: int | None = None
+    if execution.failures:
+        step = execution.failures[0].step
+    elif execution.steps:
+        step = len(execution.steps) - 1
+    if step is not None and step >= len(execution.steps):
+        step = None
+    before, after = _snapshots(execution, step, world_factory)
+    title = (
+        f"State change at step {step}:"
+        if step is not None
+        else "State change over the whole run (the failure is at quiescence):"
+    )
+    return CounterexampleReport(
+        policy=policy,
+        execution=execution,
+        diff_title=title,
+        diff=tuple(_diff_lines(before, after, diff_limit)),
+        trace_path=trace_path,
+        reproduction=reproduction,
+        found_by=found_by,
+    )
+
+
+def render_text(renderable: Any, *, width: int = 100) -> str:
+    """Plain text of a renderable (for notes and tests)."""
+    console = Console(width=width, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    output = console.file
+    assert isinstance(output, io.StringIO)
+    return output.getvalue()

@@ -1,0 +1,348 @@
+"""``txcheck evaluate``: the model and the orchestration, scored separately (BRIEF.md).
+
+Stage one is the strict score of ``txcheck.score.scoring``, unchanged. Stage two takes each
+proposal that is *valid* (no violation at any validation level that ran; scorer-only
+codes such as ``wrong_arguments`` do not stop it) and runs it in the sandbox under
+``naive`` and under ``guarded``, over the fixed fault schedule of
+``txcheck.evaluate.fault_schedule``. An invalid proposal is a stage-one failure and is not run; the
+report says it was skipped and why. The reference for the final state is the case's
+expected calls run under ``guarded`` with no fault (``txcheck.evaluate.stage2``).
+
+The report keeps the two apart: *model errors* are stage-one failures; *orchestration
+failures* are failed runs under a policy for proposals the model got right. ``naive`` is
+expected to fail under faults (that is the comparison), so the exit code looks at stage
+one and at ``guarded`` only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from txcheck.evaluate.metrics import Efficiency, Recovery, VetoCount
+from txcheck.evaluate.stage2 import (
+    RECOVERY_VETOES,
+    STATE_VETOES,
+    Reference,
+    RunResult,
+    ScheduleResult,
+    reference_of,
+    run_schedule,
+)
+from txcheck.models.canonical import canonical_json
+from txcheck.models.contract import Contract
+from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
+from txcheck.models.proposal_parser import parse_proposal
+from txcheck.score.cases import Case, CaseFile, LineError
+from txcheck.score.scoring import CaseResult, ScoreReport, score_file
+from txcheck.traces.json_diff import json_diff
+
+__all__ = [
+    "GATE_POLICY",
+    "POLICIES",
+    "CaseEvaluation",
+    "EvaluationReport",
+    "PolicyEvaluation",
+    "evaluate_file",
+    "skip_reason",
+]
+
+POLICIES: tuple[str, ...] = ("naive", "guarded")
+GATE_POLICY = "guarded"
+"""The policy whose failed runs fail the evaluation (exit 1); naive's are the baseline."""
+
+
+@attrs.frozen(kw_only=True)
+class PolicyEvaluation:
+    """One proposal under one policy: the schedule's judged runs (fault-free run first)
+    and the fault-free run's final state against the reference."""
+
+    policy: str
+    schedule: ScheduleResult
+    final_state_match: bool | None
+    state_diff: tuple[Mapping[str, Any], ...]
+    reference_problem: str | None
+
+    @property
+    def runs(self) -> tuple[RunResult, ...]:
+        return self.schedule.runs
+
+    @property
+    def fault_free(self) -> RunResult:
+        return self.schedule.runs[0]
+
+    @property
+    def recovery(self) -> Recovery:
+        return Recovery.of(self.runs)
+
+    @property
+    def efficiency(self) -> Efficiency:
+        return Efficiency.of(self.runs)
+
+    @property
+    def vetoes(self) -> VetoCount:
+        return VetoCount.of(self.runs)
+
+    @property
+    def failed(self) -> bool:
+        return any(not r.ok for r in self.runs)
+
+    def to_json(self) -> dict[str, Any]:
+        clean = self.fault_free
+        return {
+            "schedule": {
+                "default_steps": self.schedule.default_steps,
+                "runs": len(self.runs),
+                "faults": dict(self.schedule.faults),
+            },
+            "state_consistency": {
+                "outcome": clean.outcome,
+                "final_state_match": self.final_state_match,
+                "reference_problem": self.reference_problem,
+                "state_diff": [dict(d) for d in self.state_diff],
+                "invariant_failures": list(clean.failed),
+                "unexpected_side_effects": (
+                    None if clean.unexpected is None else [e.to_json() for e in clean.unexpected]
+                ),
+                "vetoes": VetoCount.of(self.runs, STATE_VETOES).to_json(),
+            },
+            "fault_recovery": {
+                **self.recovery.to_json(),
+                "vetoes": VetoCount.of(self.runs, RECOVERY_VETOES).to_json(),
+            },
+            "efficiency": self.efficiency.to_json(),
+            "flagged_runs": [r.to_json() for r in self.runs if r.failed or r.vetoes],
+        }
+
+
+@attrs.frozen(kw_only=True)
+class CaseEvaluation:
+    """One case: its stage-one result, and stage two per policy or why it was skipped."""
+
+    id: str
+    line: int
+    stage1: CaseResult
+    stage2: Mapping[str, PolicyEvaluation] | None
+    skipped: str | None = None
+
+    @property
+    def model_error(self) -> bool:
+        return not self.stage1.strict.passed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "line": self.line,
+            "stage1": self.stage1.to_json(),
+            "stage2": (
+                None
+                if self.stage2 is None
+                else {name: p.to_json() for name, p in self.stage2.items()}
+            ),
+            "skipped": self.skipped,
+        }
+
+
+def skip_reason(result: CaseResult) -> str | None:
+    """Why stage two does not run this proposal (a violation at a validation level), or
+    None when it is valid at every level that ran."""
+    found = list(
+        dict.fromkeys(
+            f"{v.code} ({v.call})" if v.call else v.code
+            for v in result.strict.violations
+            if v.level != "scorer"
+        )
+    )
+    if not found:
+        return None
+    if result.unreadable:
+        return "the proposal could not be read (unreadable_proposal)"
+    levels = sorted({v.level for v in result.strict.violations if v.level != "scorer"})
+    return f"invalid at level {', '.join(levels)}: {', '.join(found)}"
+
+
+def _policy_evaluation(
+    name: str, *, contract: Contract, case: Case, source: str, fixture: WorldFixture, ref: Reference
+) -> PolicyEvaluation:
+    plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
+    schedule = run_schedule(name, contract=contract, plan=plan, fixture=fixture, reference=ref)
+    if ref.problem is not None:
+        return PolicyEvaluation(
+            policy=name,
+            schedule=schedule,
+            final_state_match=None,
+            state_diff=(),
+            reference_problem=ref.problem,
+        )
+    diff = json_diff(ref.state, schedule.final_state)
+    return PolicyEvaluation(
+        policy=name,
+        schedule=schedule,
+        final_state_match=not diff,
+        state_diff=tuple(diff),
+        reference_problem=None,
+    )
+
+
+ReferenceCache = dict[str, Reference]
+
+
+def _evaluate_case(
+    contract: Contract,
+    case: Case,
+    *,
+    result: CaseResult,
+    source: str,
+    cache: ReferenceCache,
+) -> CaseEvaluation:
+    reason = skip_reason(result)
+    if reason is not None:
+        return CaseEvaluation(
+            id=case.id, line=case.line, stage1=result, stage2=None, skipped=reason
+        )
+    fixture = (
+        default_fixture()
+        if case.world is None
+        else parse_world(case.world, source=f"{source}:{case.line} world")
+    )
+    expected = [(c.name, c.arguments) for c in case.expect.calls]
+    key = canonical_json([[[n, a] for n, a in expected], case.world])
+    if key not in cache:
+        cache[key] = reference_of(contract, expected, fixture)
+    stage2 = {
+        name: _policy_evaluation(
+            name, contract=contract, case=case, source=source, fixture=fixture, ref=cache[key]
+        )
+        for name in POLICIES
+    }
+    return CaseEvaluation(id=case.id, line=case.line, stage1=result, stage2=stage2)
+
+
+def _tables(cases: Sequence[CaseEvaluation], score: ScoreReport) -> dict[str, Any]:
+    """The four tables of BRIEF.md over the whole file; the last three per policy."""
+    s = score.summary
+    stage1_vetoes = Counter(code for c in cases for code in c.stage1.strict.vetoes)
+    tables: dict[str, Any] = {
+        "call_accuracy": {
+            "cases": s.cases,
+            "passed": s.passed,
+            "pass_rate": s.pass_rate,
+            **dict(s.means),
+            "vetoes": {"count": s.vetoes, "fired": dict(sorted(stage1_vetoes.items()))},
+        },
+        "state_consistency": {},
+        "fault_recovery": {},
+        "efficiency": {},
+    }
+    executed = [c for c in cases if c.stage2 is not None]
+    for name in POLICIES:
+        evals = [c.stage2[name] for c in executed if c.stage2 is not None and name in c.stage2]
+        runs = [r for e in evals for r in e.runs]
+        failing = Counter(n for e in evals for n in e.fault_free.failed)
+        state_vetoes = VetoCount.of(runs, STATE_VETOES)
+        recovery_vetoes = VetoCount.of(runs, RECOVERY_VETOES)
+        tables["state_consistency"][name] = {
+            "cases": len(evals),
+            "compared": sum(e.final_state_match is not None for e in evals),
+            "final_state_match": sum(e.final_state_match is True for e in evals),
+            "invariant_failures": dict(sorted(failing.items())),
+            "unexpected_side_effects": sum(bool(e.fault_free.unexpected) for e in evals),
+            "vetoes": {
+                "cases": sum(bool(VetoCount.of(e.runs, STATE_VETOES).runs) for e in evals),
+                **state_vetoes.to_json(),
+            },
+        }
+        tables["fault_recovery"][name] = {
+            **Recovery.of(runs).to_json(),
+            "vetoes": {
+                "cases": sum(bool(VetoCount.of(e.runs, RECOVERY_VETOES).runs) for e in evals),
+                **recovery_vetoes.to_json(),
+            },
+        }
+        tables["efficiency"][name] = Efficiency.of(runs).to_json()
+    return tables
+
+
+@attrs.frozen(kw_only=True)
+class EvaluationReport:
+    """Everything ``txcheck evaluate`` reports."""
+
+    source: str
+    cases: tuple[CaseEvaluation, ...]
+    errors: tuple[LineError, ...]
+    score: ScoreReport = attrs.field(eq=False, repr=False)
+
+    def failures(self, policy: str, *, model_right: bool) -> tuple[int, int]:
+        """(cases, runs) with a failed run under ``policy``, among the executed proposals
+        the model got right (``model_right``) or wrong."""
+        evals = [
+            c.stage2[policy]
+            for c in self.cases
+            if c.stage2 is not None and policy in c.stage2 and c.model_error != model_right
+        ]
+        return sum(e.failed for e in evals), sum(not r.ok for e in evals for r in e.runs)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when any line was bad; else 1 when any case fails stage one or ``guarded``
+        fails any run; else 0. naive's failed runs never change it."""
+        if self.errors:
+            return 2
+        if any(c.model_error for c in self.cases):
+            return 1
+        gate = [c.stage2[GATE_POLICY] for c in self.cases if c.stage2 is not None]
+        return 1 if any(e.failed for e in gate) else 0
+
+    def summary(self) -> dict[str, Any]:
+        executed = sum(c.stage2 is not None for c in self.cases)
+        model_errors = sum(c.model_error for c in self.cases)
+
+        def split(model_right: bool) -> dict[str, Any]:
+            out = {}
+            for name in POLICIES:
+                cases, runs = self.failures(name, model_right=model_right)
+                out[name] = {"cases": cases, "runs": runs}
+            return out
+
+        return {
+            "cases": len(self.cases),
+            "stage1_passed": len(self.cases) - model_errors,
+            "model_errors": model_errors,
+            "executed": executed,
+            "skipped": len(self.cases) - executed,
+            "orchestration_failures": split(True),
+            "failures_on_model_errors": split(False),
+            "errors": len(self.errors),
+        }
+
+    def tables(self) -> dict[str, Any]:
+        return _tables(self.cases, self.score)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": [c.to_json() for c in self.cases],
+            "tables": self.tables(),
+            "errors": [e.to_json() for e in self.errors],
+            "summary": self.summary(),
+        }
+
+
+def evaluate_file(contract: Contract, cases: CaseFile) -> EvaluationReport:
+    """Stage one on every case (``score_file``), then stage two on every valid proposal."""
+    score = score_file(contract, cases)
+    by_line = {c.line: c for c in cases.cases}
+    cache: ReferenceCache = {}
+    evaluated = tuple(
+        _evaluate_case(
+            contract,
+            by_line[r.line],
+            result=r,
+            source=cases.source,
+            cache=cache,
+        )
+        for r in score.cases
+    )
+    return EvaluationReport(source=cases.source, cases=evaluated, errors=score.errors, score=score)

@@ -1,0 +1,172 @@
+"""The fixed fault schedule of ``txcheck evaluate``: every single fault along the default run.
+
+Stage two judges a proposal under faults without searching: it walks the policy's default
+(fault-free) run once, and at each step lists the faults the runner offers there, of these
+kinds only:
+
+- each non-``ok`` outcome of every tool call (``txcheck.models.world.OUTCOMES``, or
+  ``READ_OUTCOMES`` for reads): the k-th call's timeout, lost response, transient and
+  permanent error;
+- a crash of each actor that is in the middle of something (an orchestrator that has done
+  nothing since it started is skipped: crashing it changes nothing but the fault count);
+- a broker duplicate at each ``BrokerSend``/``Publish`` and a lost ACK at each ``Ack``.
+
+Each fault point becomes one run: the default run's choices up to that step, the fault,
+then the default schedule to quiescence. Reorderings, interleavings and clock jumps are
+left to ``txcheck explore``. The schedule is a function of the policy's default run, so it
+is deterministic, and it differs per policy (naive and guarded take different steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from txcheck.models.contract import Contract
+from txcheck.models.errors import PolicyError
+from txcheck.models.fixture import WorldFixture
+from txcheck.models.policies.base import Policy
+from txcheck.models.proposal import Plan
+from txcheck.models.runner import Choice, Run
+
+__all__ = ["SCHEDULE_KINDS", "FaultPoint", "Schedule", "fault_schedule"]
+
+SCHEDULE_KINDS: tuple[str, ...] = (
+    "timeout_before_commit",
+    "lost_response_after_commit",
+    "transient_error",
+    "permanent_error",
+    "crash",
+    "duplicate",
+    "ack_lost",
+)
+"""The fault kinds the schedule injects, in report order."""
+
+_STEP_FAULTS = ("duplicate", "ack_lost")
+
+
+@attrs.frozen(kw_only=True)
+class FaultPoint:
+    """One fault: ``choice`` taken instead of the default at ``step`` of the default run.
+
+    ``request`` summarises what the actor was about to do (its request kind, tool and
+    call); ``invoke`` is k for a fault on the k-th tool call of the default run.
+    """
+
+    step: int
+    kind: str
+    choice: Choice
+    request: tuple[tuple[str, str], ...] = ()
+    invoke: int | None = None
+
+    def describe(self) -> str:
+        """E.g. ``step 13: lost_response_after_commit on tool call 3 (charge_payment call_3)``."""
+        info = dict(self.request)
+        if self.invoke is not None:
+            where = f"on tool call {self.invoke} ({info.get('tool')} {info.get('call')})"
+        elif self.kind == "crash":
+            where = f"of {self.choice.actor}" + (
+                f" before its {info['kind']}" if "kind" in info else ""
+            )
+        else:
+            where = f"at {self.choice.actor}'s {info.get('kind', 'step')}"
+        return f"step {self.step}: {self.kind} {where}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "kind": self.kind,
+            **self.choice.to_json(),
+            "request": dict(self.request),
+            "invoke": self.invoke,
+            "text": self.describe(),
+        }
+
+
+@attrs.frozen(kw_only=True)
+class Schedule:
+    """The default run's choices and the fault points along it."""
+
+    default: tuple[Choice, ...]
+    points: tuple[FaultPoint, ...]
+
+    @property
+    def runs(self) -> int:
+        """The fault-free run plus one run per fault point."""
+        return 1 + len(self.points)
+
+    def choices(self, point: FaultPoint) -> list[Choice]:
+        """The recorded choices of ``point``'s run: the default prefix, then the fault."""
+        return [*self.default[: point.step], point.choice]
+
+    def counts(self) -> dict[str, int]:
+        """Fault points per kind, every kind listed."""
+        counts = dict.fromkeys(SCHEDULE_KINDS, 0)
+        for point in self.points:
+            counts[point.kind] += 1
+        return counts
+
+
+def _kind(run: Run, choice: Choice, default: Choice) -> str | None:
+    """The schedule kind of a non-default option, or None when the schedule skips it."""
+    if choice == default:
+        return None
+    if choice.action == "complete" and choice.outcome != "ok":
+        return choice.outcome
+    if choice.action == "crash":
+        return None if run.fresh(choice.actor) else "crash"
+    if choice.action == "step" and choice.outcome in _STEP_FAULTS:
+        return choice.outcome
+    return None
+
+
+def _request(run: Run, actor: str) -> tuple[tuple[str, str], ...]:
+    current = run.current(actor)
+    return tuple((k, str(current[k])) for k in ("kind", "tool", "call") if k in current)
+
+
+def fault_schedule(
+    *,
+    policy: Policy,
+    contract: Contract,
+    plans: Sequence[Plan],
+    fixture: WorldFixture,
+    max_steps: int = 2000,
+) -> Schedule:
+    """Walk the default run of ``plans`` under ``policy`` and list every scheduled fault.
+
+    A policy that raises ends the walk there: the judged fault-free run reports the error.
+    """
+    default: list[Choice] = []
+    points: list[FaultPoint] = []
+    try:
+        run = Run(
+            policy=policy, contract=contract, plans=plans, fixture=fixture, max_steps=max_steps
+        )
+        invokes = 0
+        while (options := run.choices()) and len(default) < max_steps:
+            first = options[0]
+            if first.action == "complete":
+                invokes += 1
+            for choice in options[1:]:
+                kind = _kind(run, choice, first)
+                if kind is None:
+                    continue
+                if choice.action == "complete" and choice.actor != first.actor:
+                    continue  # another pending call: its faults are listed when it completes
+                points.append(
+                    FaultPoint(
+                        step=len(default),
+                        kind=kind,
+                        choice=choice,
+                        request=_request(run, choice.actor),
+                        invoke=invokes if choice.action == "complete" else None,
+                    )
+                )
+            default.append(first)
+            run.apply(first)
+    except PolicyError:
+        pass
+    return Schedule(default=tuple(default), points=tuple(points))

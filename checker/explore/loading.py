@@ -1,0 +1,204 @@
+"""Loading a policy by name: a built-in, or a user's ``package.module:Name``.
+
+A user policy is untrusted code. Each way it can go wrong is reported as such, in one
+line: the import fails, the name is missing, the object is not a policy, its constructor
+raises (``PolicyError``), or the spec itself is malformed (``InputError``). While it runs,
+a policy that raises is reported by the runner (``Execution.error``); one that loops
+without yielding is stopped by a watchdog: every resume of a user policy's generator runs
+under a wall-clock alarm (``signal.setitimer`` / SIGALRM, main thread only), which costs
+two system calls per step and nothing at all for the trusted built-ins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from txcheck.models.errors import InputError, PolicyError
+from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
+from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.requests import Delivery
+
+__all__ = [
+    "DEFAULT_POLICY_TIMEOUT",
+    "LoadedPolicy",
+    "WatchedPolicy",
+    "load_policy",
+    "watchdog_available",
+]
+
+DEFAULT_POLICY_TIMEOUT = 5.0
+"""Seconds a user policy may run between two yields before it is stopped."""
+
+_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+@attrs.frozen(kw_only=True)
+class LoadedPolicy:
+    """A policy ready to run, with the spec that names it in traces (``spec``)."""
+
+    spec: str
+    policy: Policy = attrs.field(eq=False)
+    builtin: bool
+
+
+class _Stuck(BaseException):
+    """Raised by the alarm inside a user policy (a BaseException, so a policy's own
+    ``except Exception`` cannot swallow it)."""
+
+
+def watchdog_available() -> bool:
+    """Whether the SIGALRM watchdog can run here (POSIX, main thread)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Stuck
+
+
+@contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> ActorGen:
+    """``gen``, with every resume bounded by ``seconds`` of wall-clock time."""
+    response: Any = None
+    first = True
+    while True:
+        try:
+            with _alarm(seconds):
+                request = next(gen) if first else gen.send(response)
+        except StopIteration:
+            return
+        except _Stuck:
+            raise PolicyError(
+                f"policy {policy!r} ran {seconds:g}s in {where} without yielding a request "
+                "(an endless loop?)"
+            ) from None
+        first = False
+        response = yield request
+
+
+class WatchedPolicy(Policy):
+    """A user policy whose generators run under the watchdog; everything else delegates."""
+
+    def __init__(self, inner: Policy, *, seconds: float = DEFAULT_POLICY_TIMEOUT) -> None:
+        self.inner = inner
+        self.seconds = seconds
+        self.name = inner.name
+        self.uses_outbox = inner.uses_outbox
+        self.max_attempts = inner.max_attempts
+
+    def _watch(self, gen: ActorGen, where: str) -> ActorGen:
+        if not watchdog_available():
+            return gen
+        return _watched(gen, policy=self.name, where=where, seconds=self.seconds)
+
+    def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
+        return self._watch(self.inner.orchestrate(ctx), f"orchestrate ({ctx.instance})")
+
+    def relay(self) -> ActorGen:
+        return self._watch(self.inner.relay(), "relay")
+
+    def consume(self, delivery: Delivery) -> ActorGen:
+        return self._watch(self.inner.consume(delivery), "consume")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name} (watched)>"
+
+
+@contextmanager
+def _cwd_on_path() -> Iterator[None]:
+    """Import user modules from the current directory too, as ``python -m`` would."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def _resolve(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    with _cwd_on_path():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise PolicyError(f"cannot import policy module {module_name!r}: {error}") from None
+        except Exception as error:
+            raise PolicyError(
+                f"importing policy module {module_name!r} raised {type(error).__name__}: {error}"
+            ) from None
+    found: Any = module
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise PolicyError(f"module {module_name!r} has no attribute {attribute!r}")
+        found = getattr(found, part)
+    return found
+
+
+def _instantiate(spec: str, found: Any) -> Policy:
+    if isinstance(found, Policy):
+        return found
+    if isinstance(found, type) and issubclass(found, Policy):
+        try:
+            return found()
+        except Exception as error:
+            raise PolicyError(
+                f"creating policy {spec!r} raised {type(error).__name__}: {error}"
+            ) from None
+    raise PolicyError(
+        f"{spec!r} must be a Policy subclass or instance (got {type(found).__name__})"
+    )
+
+
+def load_policy(
+    spec: str | Policy | type[Policy], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
+) -> LoadedPolicy:
+    """The policy ``spec`` names: a built-in name or ``package.module:Name``; a Policy
+    instance or subclass is taken as is. User policies run under the watchdog unless
+    ``timeout`` is None."""
+    if isinstance(spec, Policy) or (isinstance(spec, type) and issubclass(spec, Policy)):
+        policy = _instantiate(repr(spec), spec)
+        name = policy.name
+        builtin = False
+    else:
+        builtin = spec in BUILTIN_POLICIES
+        if builtin:
+            found = builtin_policy(spec)
+            assert found is not None
+            return LoadedPolicy(spec=spec, policy=found, builtin=True)
+        if not _SPEC.match(spec):
+            known = ", ".join(sorted(BUILTIN_POLICIES))
+            raise InputError(
+                f"policy must be a built-in name ({known}) or an import path "
+                f"'package.module:Name' (got {spec!r})",
+                source="--policy",
+            )
+        policy = _instantiate(spec, _resolve(spec))
+        name = spec
+    if timeout is not None:
+        policy = WatchedPolicy(policy, seconds=timeout)
+    return LoadedPolicy(spec=name, policy=policy, builtin=builtin)

@@ -1,0 +1,131 @@
+"""The scenario result files: ``raw_results.jsonl`` and ``summary.json``.
+
+Both are byte-identical across runs, machines and directories: every line is canonical
+JSON (sorted keys), nothing holds a timestamp or a path outside the output folder, and no
+value depends on set or dict iteration order. ``summary.json`` carries the SHA-256 of the
+raw file, so one hash pins the behaviour of all 19 runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from txcheck.models.canonical import stable_hash
+from txcheck.models.contract import Contract
+from txcheck.models.fixture import WorldFixture
+from txcheck.scenarios.catalog import DIMENSIONS
+from txcheck.scenarios.run import ScenarioRun
+
+__all__ = [
+    "RAW_NAME",
+    "SUMMARY_FORMAT",
+    "SUMMARY_NAME",
+    "ResultFiles",
+    "raw_text",
+    "summarize",
+    "write_results",
+]
+
+RAW_NAME = "raw_results.jsonl"
+SUMMARY_NAME = "summary.json"
+SUMMARY_FORMAT = "txcheck-scenarios/1"
+
+
+def raw_text(runs: Sequence[ScenarioRun]) -> str:
+    """One canonical JSON object per run, in run order."""
+    return "".join(
+        json.dumps(r.record(), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for r in runs
+    )
+
+
+def _dimensions(runs: Sequence[ScenarioRun]) -> dict[str, Any]:
+    counts: dict[str, Any] = {}
+    for dimension in DIMENSIONS:
+        own = [r for r in runs if r.scenario.dimension == dimension and r.control is None]
+        controls = [r for r in runs if r.scenario.dimension == dimension and r.control]
+        counts[dimension] = {
+            "scenarios": len(own),
+            "passed": sum(1 for r in own if r.met),
+            "failed": [r.scenario.id for r in own if not r.met],
+            "controls": len(controls),
+            "controls_seen": sum(1 for r in controls if r.met),
+        }
+    return counts
+
+
+def _controls(runs: Sequence[ScenarioRun]) -> dict[str, Any]:
+    return {
+        r.policy: {
+            "scenario": r.scenario.id,
+            "expected_failure": r.expectation,
+            "seen": r.met,
+            "designated": r.control.designated if r.control else None,
+            "invariants_fired": r.fired,
+        }
+        for r in runs
+        if r.control is not None
+    }
+
+
+def summarize(
+    runs: Sequence[ScenarioRun], *, raw_sha256: str, contract: Contract, fixture: WorldFixture
+) -> dict[str, Any]:
+    """The ``summary.json`` document."""
+    scenarios = [r for r in runs if r.control is None]
+    controls = [r for r in runs if r.control is not None]
+    passed = sum(1 for r in scenarios if r.met)
+    seen = sum(1 for r in controls if r.met)
+    return {
+        "format": SUMMARY_FORMAT,
+        "raw_results": {"file": RAW_NAME, "runs": len(runs), "sha256": raw_sha256},
+        "inputs": {
+            "contract_sha256": stable_hash(dict(contract.document)),
+            "world_sha256": stable_hash(dict(fixture.document)),
+        },
+        "scenarios": {"total": len(scenarios), "passed": passed},
+        "controls": {"total": len(controls), "seen": seen, "runs": _controls(runs)},
+        "dimensions": _dimensions(runs),
+        "ok": passed == len(scenarios) and seen == len(controls),
+    }
+
+
+@attrs.frozen(kw_only=True)
+class ResultFiles:
+    """What ``write_results`` wrote: the two files and the summary document."""
+
+    raw: Path
+    summary_path: Path
+    summary: dict[str, Any] = attrs.field(eq=False)
+
+    @property
+    def sha256(self) -> str:
+        return str(self.summary["raw_results"]["sha256"])
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.summary["ok"])
+
+
+def write_results(
+    runs: Sequence[ScenarioRun], out: Path, *, contract: Contract, fixture: WorldFixture
+) -> ResultFiles:
+    """Write both files into ``out`` (created if missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = raw_text(runs).encode("utf-8")
+    raw = out / RAW_NAME
+    raw.write_bytes(data)
+    summary = summarize(
+        runs, raw_sha256=hashlib.sha256(data).hexdigest(), contract=contract, fixture=fixture
+    )
+    summary_path = out / SUMMARY_NAME
+    summary_path.write_bytes(
+        (json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    )
+    return ResultFiles(raw=raw, summary_path=summary_path, summary=summary)

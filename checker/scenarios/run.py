@@ -1,0 +1,222 @@
+"""Run the named scenarios and controls through the one execution path, and judge them.
+
+Every run goes through ``txcheck.explore.session`` with a ``txcheck.explore.schedule``
+chooser, all ``DEFAULT_INVARIANTS`` checked, and ``stop_at_first=False``: a control keeps
+running after its first violation so the final state shows the concrete damage (a second
+charge that really committed, not only the retry that would cause it). The state before
+is the same ``execute`` stopped after zero steps. The trace is ``txcheck.traces.document.trace_of``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import attrs
+
+from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.explore.session import Execution, execute
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.contract import Contract
+from txcheck.models.fixture import WorldFixture
+from txcheck.models.policies import builtin_policy
+from txcheck.models.policies.base import Policy
+from txcheck.models.runner import Check, Choice, Run
+from txcheck.scenarios.assertions import (
+    Assertion,
+    AssertionResult,
+    Evidence,
+    compensations,
+    deviations_applied,
+    invariant_fired,
+    quiesced,
+)
+from txcheck.scenarios.catalog import CONTROLS, SCENARIOS, Control, Scenario, scenario
+from txcheck.traces.document import trace_of
+from txcheck.traces.json_diff import json_diff
+
+__all__ = ["GUARDED", "INVARIANTS", "ScenarioRun", "run_all", "run_control", "run_scenario"]
+
+GUARDED = "guarded"
+# ``Invariant`` is a frozen attrs class, so mypy reads its ``name`` as read-only while
+# ``Check`` declares a settable attribute; the values are what ``Check`` wants.
+INVARIANTS = cast("tuple[Check, ...]", DEFAULT_INVARIANTS)
+
+
+@attrs.frozen(kw_only=True)
+class ScenarioRun:
+    """One finished run of a scenario under a policy, with its judged assertions."""
+
+    scenario: Scenario
+    policy: str
+    control: Control | None
+    execution: Execution
+    before: dict[str, Any] = attrs.field(eq=False)
+    unused: tuple[Deviation, ...]
+    results: tuple[AssertionResult, ...]
+    contract: Contract = attrs.field(eq=False, repr=False)
+    fixture: WorldFixture = attrs.field(eq=False, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return "scenario" if self.control is None else "control"
+
+    @property
+    def expectation(self) -> str:
+        """``pass`` for a scenario; the failure a control must show."""
+        return "pass" if self.control is None else self.control.expected_failure
+
+    @property
+    def met(self) -> bool:
+        """Every assertion held: the scenario passed, or the control failed as expected."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def outcome(self) -> str:
+        if self.control is None:
+            return "pass" if self.met else "fail"
+        return self.control.expected_failure if self.met else "not_seen"
+
+    @property
+    def fired(self) -> list[str]:
+        return sorted({f.name for f in self.execution.failures})
+
+    def journals(self) -> dict[str, dict[str, Any]]:
+        """Each instance's last phase entry: where its journal ended."""
+        ended: dict[str, dict[str, Any]] = {}
+        for instance, entries in sorted(self.execution.run.world.journals.items()):
+            phases = [e for e in entries if "phase" in e]
+            ended[instance] = dict(phases[-1]) if phases else {}
+        return ended
+
+    def record(self) -> dict[str, Any]:
+        """The ``raw_results.jsonl`` line of this run."""
+        after = self.execution.run.world.snapshot()
+        trace = trace_of(
+            self.execution,
+            policy=self.policy,
+            contract=self.contract,
+            fixture=self.fixture,
+            plans=self.scenario.plans,
+        )
+        data: dict[str, Any] = {
+            "run": f"{self.scenario.id}/{self.policy}",
+            "kind": self.kind,
+            "scenario": self.scenario.id,
+            "dimension": self.scenario.dimension,
+            "purpose": self.scenario.purpose,
+            "policy": self.policy,
+            "expectation": self.expectation,
+            "outcome": self.outcome,
+            "met": self.met,
+            "plans": trace["plans"],
+            "deviations": [d.describe() for d in self.scenario.deviations],
+            "unused_deviations": [d.describe() for d in self.unused],
+            "journals": self.journals(),
+            "invariants_fired": self.fired,
+            "violations": trace["violations"],
+            "state_before": self.before,
+            "state_after": after,
+            "state_diff": json_diff(self.before, after),
+            "trace": trace["steps"],
+            "compensation_order": compensations(self._evidence()),
+            "assertions": [r.to_json() for r in self.results],
+        }
+        if self.execution.error:
+            data["error"] = self.execution.error
+        if self.control is not None:
+            data["designated"] = self.control.designated
+        return data
+
+    def _evidence(self) -> Evidence:
+        return Evidence(
+            execution=self.execution, before=self.before, unused_deviations=len(self.unused)
+        )
+
+
+def _policy(name: str) -> Policy:
+    policy = builtin_policy(name)
+    if policy is None:  # pragma: no cover - scenarios.py checks its policies at import
+        raise KeyError(f"no built-in policy {name!r}")
+    return policy
+
+
+def _stop(run: Run, options: Sequence[Choice]) -> Choice | None:
+    return None
+
+
+def _run(
+    entry: Scenario,
+    *,
+    policy: str,
+    extra: Sequence[Assertion],
+    control: Control | None,
+    contract: Contract,
+    fixture: WorldFixture,
+) -> ScenarioRun:
+    before = execute(
+        policy=_policy(policy),
+        contract=contract,
+        plans=entry.plans,
+        fixture=fixture,
+        invariants=(),
+        chooser=_stop,
+        quiesce=False,
+    ).run.world.snapshot()
+    chooser = Deviations(entry.deviations)
+    execution = execute(
+        policy=_policy(policy),
+        contract=contract,
+        plans=entry.plans,
+        fixture=fixture,
+        invariants=INVARIANTS,
+        chooser=chooser,
+        stop_at_first=False,
+    )
+    unused = tuple(chooser.unused)
+    evidence = Evidence(execution=execution, before=before, unused_deviations=len(unused))
+    checks = (quiesced(), deviations_applied(len(entry.deviations)), *extra)
+    return ScenarioRun(
+        scenario=entry,
+        policy=policy,
+        control=control,
+        execution=execution,
+        before=before,
+        unused=unused,
+        results=tuple(a.evaluate(evidence) for a in checks),
+        contract=contract,
+        fixture=fixture,
+    )
+
+
+def run_scenario(entry: Scenario, *, contract: Contract, fixture: WorldFixture) -> ScenarioRun:
+    """``entry`` under ``guarded``, judged by its own assertions."""
+    return _run(
+        entry,
+        policy=GUARDED,
+        extra=entry.assertions,
+        control=None,
+        contract=contract,
+        fixture=fixture,
+    )
+
+
+def run_control(entry: Control, *, contract: Contract, fixture: WorldFixture) -> ScenarioRun:
+    """The control's policy on its scenario: the designated invariant must fire and the
+    control's own assertions must hold."""
+    checks = (invariant_fired(entry.designated), *entry.assertions)
+    return _run(
+        scenario(entry.scenario),
+        policy=entry.policy,
+        extra=checks,
+        control=entry,
+        contract=contract,
+        fixture=fixture,
+    )
+
+
+def run_all(*, contract: Contract, fixture: WorldFixture) -> list[ScenarioRun]:
+    """The 14 scenarios, then the 5 controls, in definition order."""
+    runs = [run_scenario(s, contract=contract, fixture=fixture) for s in SCENARIOS]
+    runs += [run_control(c, contract=contract, fixture=fixture) for c in CONTROLS]
+    return runs

@@ -1,0 +1,277 @@
+"""Reading a scorer cases file: one JSON case per line, bad lines reported by line number.
+
+A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?}, "world"?}``
+(DESIGN.md, "Scorer case"). A line that is not a valid case becomes a ``LineError`` and the
+other lines are still read. JSON that strict parsing rejects (NaN, Infinity, numbers that
+overflow, duplicate keys) is a bad line when it sits in the case's own fields; inside the
+``proposal`` it is the model's output, so the case is kept and scored as ``invalid_json``:
+unparseable output stays in the denominator.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from txcheck.models.errors import InputError
+from txcheck.models.json_path import PathPart, format_path
+from txcheck.models.strict_json import StrictJsonError, loads_strict
+
+__all__ = [
+    "Case",
+    "CaseFile",
+    "Expectation",
+    "ExpectedCall",
+    "LineError",
+    "parse_cases",
+    "read_cases",
+]
+
+_CASE_KEYS = ("id", "proposal", "expect", "world")
+_EXPECT_KEYS = ("calls", "ordered", "forbidden")
+_CALL_KEYS = ("name", "arguments")
+
+
+@attrs.frozen(kw_only=True)
+class ExpectedCall:
+    """One call the case expects: a tool name and its exact arguments."""
+
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Expectation:
+    """What the right answer is. ``calls == ()`` means making no call is right."""
+
+    calls: tuple[ExpectedCall, ...]
+    ordered: bool = False
+    forbidden: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Case:
+    """One scorer case. ``json_problems`` lists strict-JSON problems found inside the
+    proposal (``path: problem``); ``world`` is the fixture document, when given."""
+
+    id: str
+    line: int
+    proposal: Any
+    expect: Expectation
+    world: Mapping[str, Any] | None = None
+    json_problems: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class LineError:
+    """A line that is not a valid case."""
+
+    line: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message}
+
+
+@attrs.frozen(kw_only=True)
+class CaseFile:
+    """The valid cases of a file, in file order, and the bad lines."""
+
+    source: str
+    cases: tuple[Case, ...]
+    errors: tuple[LineError, ...]
+
+
+class _Flagged(dict[str, Any]):
+    """An object parsed with duplicate keys (the last value kept, as Python does)."""
+
+    problem = ""
+
+
+class _BadNumber(float):
+    """NaN, an infinity, or a number that overflowed to one."""
+
+    problem = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    counts = Counter(k for k, _ in pairs)
+    dups = sorted(k for k, n in counts.items() if n > 1)
+    flagged = _Flagged(pairs)
+    flagged.problem = "duplicate key " + ", ".join(json.dumps(k) for k in dups) + " in an object"
+    return flagged
+
+
+def _bad_number(text: str) -> float:
+    value = _BadNumber(float(text))
+    if math.isfinite(value):
+        return float(value)
+    value.problem = (
+        f"{text} is not JSON (RFC 8259 has no NaN or Infinity)"
+        if text[-1].isalpha()
+        else f"the number {text} overflows to infinity"
+    )
+    return value
+
+
+Problems = list[tuple[tuple[PathPart, ...], str]]
+
+
+def _plain(value: Any, parts: tuple[PathPart, ...], problems: Problems) -> Any:
+    """A copy of ``value`` with plain types, collecting the flagged spots with their paths."""
+    if isinstance(value, (_Flagged, _BadNumber)):
+        problems.append((parts, value.problem))
+    if isinstance(value, dict):
+        return {k: _plain(v, (*parts, k), problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, (*parts, i), problems) for i, v in enumerate(value)]
+    return float(value) if isinstance(value, float) else value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"{where} has unknown key {unknown[0]!r} (expected only {', '.join(allowed)})"
+        )
+
+
+def _expected_call(value: Any, where: str) -> ExpectedCall:
+    if not isinstance(value, dict):
+        raise ValueError(f"'{where}' must be an object {{name, arguments}} (got {_short(value)})")
+    _check_keys(value, _CALL_KEYS, f"'{where}'")
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"'{where}.name' must be a non-empty string (got {_short(name)})")
+    arguments = value.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise ValueError(f"'{where}.arguments' must be an object (got {_short(arguments)})")
+    return ExpectedCall(name=name, arguments=arguments)
+
+
+def _expectation(value: Any) -> Expectation:
+    if not isinstance(value, dict):
+        raise ValueError(f"'expect' must be an object (got {_short(value)})")
+    _check_keys(value, _EXPECT_KEYS, "'expect'")
+    if "calls" not in value:
+        raise ValueError("'expect' must have 'calls' (a list; [] when no call is right)")
+    calls = value["calls"]
+    if not isinstance(calls, list):
+        raise ValueError(f"'expect.calls' must be a list (got {_short(calls)})")
+    ordered = value.get("ordered", False)
+    if not isinstance(ordered, bool):
+        raise ValueError(f"'expect.ordered' must be true or false (got {_short(ordered)})")
+    forbidden = value.get("forbidden", [])
+    if not isinstance(forbidden, list) or not all(isinstance(t, str) and t for t in forbidden):
+        raise ValueError(
+            f"'expect.forbidden' must be a list of tool names (got {_short(forbidden)})"
+        )
+    expected = tuple(_expected_call(c, f"expect.calls[{i}]") for i, c in enumerate(calls))
+    both = sorted({c.name for c in expected} & set(forbidden))
+    if both:
+        raise ValueError(f"'{both[0]}' is both expected and forbidden")
+    return Expectation(calls=expected, ordered=ordered, forbidden=tuple(forbidden))
+
+
+def _parse_line(text: str) -> tuple[Any, list[str]]:
+    """The line's value and the strict-JSON problems inside its ``proposal``.
+
+    Strict parsing (``txcheck.models.strict_json``) decides; only when it fails is the line re-read
+    leniently to see whether every problem sits inside the proposal.
+    """
+    try:
+        return loads_strict(text), []
+    except StrictJsonError as strict:
+        column = f"column {strict.column}: " if strict.column is not None else ""
+        bad_line = ValueError(f"not valid JSON: {column}{strict.problem}")
+    try:
+        raw = json.loads(
+            text, object_pairs_hook=_pairs, parse_float=_bad_number, parse_constant=_bad_number
+        )
+    except (ValueError, RecursionError):
+        raise bad_line from None
+    problems: Problems = []
+    value = _plain(raw, (), problems)
+    if not problems or any(parts[:1] != ("proposal",) for parts, _ in problems):
+        raise bad_line
+    return value, [f"{format_path(parts)}: {why}" for parts, why in problems]
+
+
+def _case(text: str, line: int) -> Case:
+    value, problems = _parse_line(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"a case must be a JSON object (got {_short(value)})")
+    _check_keys(value, _CASE_KEYS, "the case")
+    case_id = value.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise ValueError(f"'id' must be a non-empty string (got {_short(case_id)})")
+    if "proposal" not in value:
+        raise ValueError("the case has no 'proposal'")
+    if "expect" not in value:
+        raise ValueError("the case has no 'expect'")
+    world = value.get("world")
+    if "world" in value and not isinstance(world, dict):
+        raise ValueError(f"'world' must be a world fixture object (got {_short(world)})")
+    return Case(
+        id=case_id,
+        line=line,
+        proposal=value["proposal"],
+        expect=_expectation(value["expect"]),
+        world=world,
+        json_problems=tuple(problems),
+    )
+
+
+def parse_cases(text: str, *, source: str) -> CaseFile:
+    """Every case of a ``.jsonl`` text; blank lines are skipped, bad lines collected."""
+    cases: list[Case] = []
+    errors: list[LineError] = []
+    seen: dict[str, int] = {}
+    # Split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks on.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            case = _case(line, number)
+        except (ValueError, RecursionError) as error:
+            errors.append(LineError(line=number, message=" ".join(str(error).split())))
+            continue
+        if case.id in seen:
+            errors.append(
+                LineError(
+                    line=number,
+                    message=f"duplicate case id {case.id!r} (first on line {seen[case.id]})",
+                )
+            )
+            continue
+        seen[case.id] = number
+        cases.append(case)
+    return CaseFile(source=source, cases=tuple(cases), errors=tuple(errors))
+
+
+def read_cases(path: str | Path) -> CaseFile:
+    """Read a cases file; an unreadable file is an ``InputError`` (exit 2)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(
+            f"cannot read the cases file: {error.strerror or error}", source=source
+        ) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"the cases file is not UTF-8 ({error.reason})", source=source) from None
+    return parse_cases(text, source=source)

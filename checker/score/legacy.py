@@ -1,0 +1,61 @@
+"""A reconstruction of the audited scorer, kept to show what it got wrong.
+
+The audited scorer (BRIEF.md, "the audit") looked only at ``tool_calls[0]``, never saw the
+tool's JSON Schema, and compared argument values after turning them into strings. It was
+Python, so the strings are Python's ``str()`` of the parsed JSON value (``str(True)`` is
+``"True"``, ``str(10086)`` is ``"10086"``), and it parsed argument text with Python's lenient
+``json.loads`` (which accepts ``NaN`` and duplicate keys). Its formula:
+
+    0.5 * (first call's name == first expected call's name)
+  + 0.5 * (argument names whose str() values are equal / argument names in either call)
+
+Edge cases the audit does not fix, defined here: no proposed call and no expected call is
+1.0; exactly one of them missing is 0.0; arguments that do not parse (or are not an object)
+give 0 for the argument half; two empty argument objects give the full argument half.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from txcheck.models.proposal import Plan
+
+__all__ = ["legacy_arguments", "legacy_score"]
+
+
+def legacy_arguments(raw: Any) -> Mapping[str, Any] | None:
+    """The arguments as the audited scorer saw them: ``json.loads`` of a string, an object as
+    is; ``None`` when that fails or is not an object."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    return raw if isinstance(raw, Mapping) else None
+
+
+def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, Any]]]) -> float:
+    """The audited score of ``plan`` against the expected ``(name, arguments)`` calls.
+
+    ``plan`` is ``None`` when the proposal could not be read at all; that scores 0.
+    """
+    if plan is None:
+        return 0.0
+    if not plan.calls or not expected:
+        return 1.0 if not plan.calls and not expected else 0.0
+    call = plan.calls[0]
+    want_name, want_args = expected[0]
+    score = Fraction(1, 2) if call.name == want_name else Fraction(0)
+    got_args = legacy_arguments(call.raw_arguments)
+    if got_args is not None:
+        names = set(want_args) | set(got_args)
+        same = sum(
+            1
+            for n in names
+            if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n])
+        )
+        score += Fraction(1, 2) * (Fraction(same, len(names)) if names else Fraction(1))
+    return float(score)

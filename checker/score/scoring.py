@@ -1,0 +1,333 @@
+"""The strict scorer: one result per case, plus a summary over every case.
+
+Per case the whole plan is validated (every level that can run, every call), then the
+proposed calls are aligned with the expected ones (``txcheck.score.matching``). A case passes only
+when the plan is valid, the calls match exactly (typed values, no extras, no omissions, the
+order when ``ordered``) and no forbidden tool is called. Partial credit lives in named
+sub-metrics. The audited (legacy) score is computed next to it, for comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import attrs
+
+from txcheck.models.business import BusinessCheck
+from txcheck.models.canonical import canonical_json
+from txcheck.models.contract import Contract
+from txcheck.models.errors import InputError, ProposalFormatError
+from txcheck.models.proposal import Call, Plan
+from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.validation import validate
+from txcheck.models.verdict import LEVELS, Verdict, Violation
+from txcheck.models.world_rules import business_check_from_doc
+from txcheck.score.cases import Case, CaseFile, LineError
+from txcheck.score.expectations import scorer_violations
+from txcheck.score.legacy import legacy_score
+from txcheck.score.matching import align
+
+__all__ = ["CaseResult", "ScoreReport", "StrictResult", "Summary", "score_case", "score_file"]
+
+
+@attrs.frozen(kw_only=True)
+class StrictResult:
+    """The strict verdict on one case and the sub-metrics that explain it."""
+
+    passed: bool
+    veto: bool
+    violations: tuple[Violation, ...]
+    vetoes: tuple[str, ...] = ()
+    tool_selection: float | None = None
+    schema_valid: bool = False
+    exact_arguments: float | None = None
+    order: bool | None = None
+    irrelevance: bool | None = None
+    levels_checked: tuple[str, ...] = ()
+    levels_skipped: Mapping[str, str] = attrs.field(factory=dict)
+    alignment: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self.passed else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pass": self.passed,
+            "score": self.score,
+            "veto": self.veto,
+            "violations": [v.to_json() for v in self.violations],
+            "vetoes": list(self.vetoes),
+            "tool_selection": self.tool_selection,
+            "schema_valid": self.schema_valid,
+            "exact_arguments": self.exact_arguments,
+            "order": self.order,
+            "irrelevance": self.irrelevance,
+            "levels_checked": list(self.levels_checked),
+            "levels_skipped": dict(self.levels_skipped),
+            "alignment": [{"expected": i, "call": c} for i, c in self.alignment],
+        }
+
+
+@attrs.frozen(kw_only=True)
+class CaseResult:
+    """One scored case: strict result, legacy score and warnings about the case itself."""
+
+    id: str
+    line: int
+    strict: StrictResult
+    legacy: float
+    warnings: tuple[Violation, ...] = ()
+
+    @property
+    def unreadable(self) -> bool:
+        """True when the proposal was none of the recognised formats."""
+        return any(v.code == "unreadable_proposal" for v in self.strict.violations)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "line": self.line,
+            "strict": self.strict.to_json(),
+            "legacy": {"score": self.legacy},
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+def _mean(values: Iterable[float | bool | None]) -> float | None:
+    present = [Fraction(v) for v in values if v is not None]
+    return float(sum(present) / len(present)) if present else None
+
+
+@attrs.frozen(kw_only=True)
+class Summary:
+    """Rates over *all* cases (unreadable proposals included); sub-metric means over the
+    cases where the sub-metric applies (``None`` when none does)."""
+
+    cases: int
+    passed: int
+    vetoes: int
+    unreadable: int
+    expect_invalid: int
+    errors: int
+    legacy_mean: float | None
+    means: Mapping[str, float | None]
+
+    @property
+    def pass_rate(self) -> float | None:
+        return float(Fraction(self.passed, self.cases)) if self.cases else None
+
+    @classmethod
+    def of(cls, results: Sequence[CaseResult], errors: int) -> Summary:
+        stricts = [r.strict for r in results]
+        return cls(
+            cases=len(results),
+            passed=sum(s.passed for s in stricts),
+            vetoes=sum(s.veto for s in stricts),
+            unreadable=sum(r.unreadable for r in results),
+            expect_invalid=sum(
+                any(w.code == "expect_invalid" for w in r.warnings) for r in results
+            ),
+            errors=errors,
+            legacy_mean=_mean(r.legacy for r in results),
+            means={
+                "tool_selection": _mean(s.tool_selection for s in stricts),
+                "schema_valid": _mean(s.schema_valid for s in stricts),
+                "exact_arguments": _mean(s.exact_arguments for s in stricts),
+                "order": _mean(s.order for s in stricts),
+                "irrelevance": _mean(s.irrelevance for s in stricts),
+            },
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "vetoes": self.vetoes,
+            "unreadable": self.unreadable,
+            "expect_invalid": self.expect_invalid,
+            "errors": self.errors,
+            "legacy_mean": self.legacy_mean,
+            "means": dict(self.means),
+        }
+
+
+@attrs.frozen(kw_only=True)
+class ScoreReport:
+    """Everything ``txcheck score`` reports: scored cases, bad lines and the summary."""
+
+    source: str
+    cases: tuple[CaseResult, ...]
+    errors: tuple[LineError, ...]
+    summary: Summary
+
+    @property
+    def exit_code(self) -> int:
+        """2 when any line was bad, else 1 when any case fails, else 0."""
+        if self.errors:
+            return 2
+        return 0 if all(r.strict.passed for r in self.cases) else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": [r.to_json() for r in self.cases],
+            "errors": [e.to_json() for e in self.errors],
+            "summary": self.summary.to_json(),
+        }
+
+
+_NO_WORLD = "no world fixture in the case (its 'world' field)"
+
+
+def _business(case: Case, contract: Contract) -> tuple[BusinessCheck | None, str | None]:
+    """The business checker for the case's world fixture, or why the level is skipped.
+    A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad line)."""
+    if case.world is None:
+        return None, _NO_WORLD
+    return business_check_from_doc(case.world, source=f"line {case.line} world"), None
+
+
+def _verdict(
+    contract: Contract, plan: Plan, business: BusinessCheck | None, skip_reason: str | None
+) -> Verdict:
+    """The plan's verdict, with the scorer's reason when the business level is skipped."""
+    verdict = validate(contract, plan, business=business)
+    if skip_reason is None or "business" not in verdict.levels_skipped:
+        return verdict
+    return attrs.evolve(verdict, levels_skipped={**verdict.levels_skipped, "business": skip_reason})
+
+
+ExpectCache = dict[str, tuple[Violation, ...]]
+
+
+def _expect_warnings(
+    contract: Contract, case: Case, business: BusinessCheck | None, cache: ExpectCache
+) -> tuple[Violation, ...]:
+    """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
+
+    The verdict depends only on the expected calls and the world, so repeated expectations
+    (several samples of one task, pass^k style) are validated once per file.
+    """
+    key = canonical_json([[[c.name, c.arguments] for c in case.expect.calls], case.world])
+    if key not in cache:
+        cache[key] = _validate_expectation(contract, case, business)
+    return cache[key]
+
+
+def _validate_expectation(
+    contract: Contract, case: Case, business: BusinessCheck | None
+) -> tuple[Violation, ...]:
+    calls = tuple(
+        Call(
+            id=f"expect.calls[{i}]",
+            name=c.name,
+            index=i,
+            raw_arguments=dict(c.arguments),
+            arguments=dict(c.arguments),
+        )
+        for i, c in enumerate(case.expect.calls)
+    )
+    verdict = validate(contract, Plan(calls=calls), business=business)
+    if verdict.valid:
+        return ()
+    detail = "; ".join(f"{v.call or 'plan'}: {v.code} ({v.message})" for v in verdict.violations)
+    message = f"the expected calls are themselves invalid under the contract: {detail}"
+    return (Violation(code="expect_invalid", level="scorer", call=None, message=message),)
+
+
+def _unreadable(
+    case: Case, error: ProposalFormatError, warnings: tuple[Violation, ...]
+) -> CaseResult:
+    """A case whose proposal is none of the recognised formats: kept, with score 0."""
+    where = "$.proposal" + (error.path or "$")[1:]
+    text = f"{where}: {error.problem}"
+    violation = Violation(code="unreadable_proposal", level="json", call=None, message=text)
+    skipped: dict[str, str] = dict.fromkeys(LEVELS[1:], "the proposal could not be read")
+    no_calls = not case.expect.calls
+    strict = StrictResult(
+        passed=False,
+        veto=False,
+        violations=(violation,),
+        tool_selection=None if no_calls else 0.0,
+        order=False if case.expect.ordered else None,
+        irrelevance=False if no_calls else None,
+        levels_checked=("json",),
+        levels_skipped=skipped,
+    )
+    return CaseResult(id=case.id, line=case.line, strict=strict, legacy=0.0, warnings=warnings)
+
+
+def score_case(
+    contract: Contract,
+    case: Case,
+    *,
+    source: str = "<cases>",
+    expect_cache: ExpectCache | None = None,
+) -> CaseResult:
+    """Score one case. A malformed world fixture raises ``InputError`` (a bad line)."""
+    business, skip_reason = _business(case, contract)
+    warnings = _expect_warnings(
+        contract, case, business, {} if expect_cache is None else expect_cache
+    )
+    try:
+        plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
+    except ProposalFormatError as error:
+        return _unreadable(case, error, warnings)
+    verdict = _verdict(contract, plan, business, skip_reason)
+    expected = [(c.name, c.arguments) for c in case.expect.calls]
+    key_args = {n: t.idempotency_key for n, t in contract.tools.items() if t.idempotency_key}
+    alignment = align(expected, [(c.name, c.arguments) for c in plan.calls], key_args=key_args)
+    json_problems = tuple(
+        Violation(code="invalid_json", level="json", call=None, message=p)
+        for p in case.json_problems
+    )
+    scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
+    violations = json_problems + tuple(verdict.violations) + tuple(scorer)
+    ordered_ok = not (case.expect.ordered and alignment.out_of_order)
+    pairs = alignment.pairs
+    strict = StrictResult(
+        passed=not violations and alignment.exact and ordered_ok,
+        veto=bool(vetoes),
+        violations=violations,
+        vetoes=tuple(vetoes),
+        tool_selection=float(Fraction(len(pairs), len(expected))) if expected else None,
+        schema_valid=not json_problems
+        and not any(v.level in ("json", "schema") for v in verdict.violations),
+        exact_arguments=(
+            float(Fraction(sum(p.exact for p in pairs), len(pairs))) if pairs else None
+        ),
+        order=ordered_ok if case.expect.ordered else None,
+        irrelevance=(not plan.calls) if not expected else None,
+        levels_checked=tuple(verdict.levels_checked),
+        levels_skipped=dict(verdict.levels_skipped),
+        alignment=tuple((p.expected, plan.calls[p.proposed].id) for p in pairs),
+    )
+    return CaseResult(
+        id=case.id,
+        line=case.line,
+        strict=strict,
+        legacy=legacy_score(plan, expected),
+        warnings=warnings,
+    )
+
+
+def score_file(contract: Contract, cases: CaseFile) -> ScoreReport:
+    """Score every case of a file; a case whose world fixture is malformed becomes a bad line."""
+    results: list[CaseResult] = []
+    errors = list(cases.errors)
+    cache: ExpectCache = {}
+    for case in cases.cases:
+        try:
+            results.append(score_case(contract, case, source=cases.source, expect_cache=cache))
+        except InputError as error:
+            errors.append(LineError(line=case.line, message=f"'world': {error.problem}"))
+    errors.sort(key=lambda e: e.line)
+    return ScoreReport(
+        source=cases.source,
+        cases=tuple(results),
+        errors=tuple(errors),
+        summary=Summary.of(results, len(errors)),
+    )

@@ -1,0 +1,195 @@
+"""Traces (``txcheck-trace/1``): a run as a self-contained, replayable JSON file.
+
+A trace embeds the contract, the world fixture and the plans, then lists one entry per
+choice the checker made (actor, action, outcome, the request and what was observed), and
+the violations. No timestamps, no absolute paths, sorted keys: the same run writes the
+same bytes. Replay feeds the recorded choices back through the one runner; under another
+policy it reports the first step where the recorded choice is no longer possible.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from txcheck.explore.schedule import Deviation
+from txcheck.explore.session import Execution, execute
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import parse_contract
+from txcheck.models.errors import InputError
+from txcheck.models.fixture import WorldFixture, parse_world
+from txcheck.models.policies.base import Policy
+from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
+from txcheck.models.runner import Check, Choice
+from txcheck.models.strict_json import StrictJsonError, loads_strict
+
+__all__ = [
+    "TRACE_FORMAT",
+    "Trace",
+    "TraceError",
+    "dumps_trace",
+    "load_trace",
+    "replay",
+    "trace_of",
+    "translate_deviations",
+    "write_trace",
+]
+
+TRACE_FORMAT = "txcheck-trace/1"
+
+
+class TraceError(InputError):
+    """A trace file that is not a readable ``txcheck-trace/1`` document."""
+
+
+@attrs.frozen(kw_only=True)
+class Trace:
+    """A loaded trace: everything needed to re-execute the run."""
+
+    policy: str
+    contract: Contract
+    fixture: WorldFixture
+    plans: tuple[Plan, ...]
+    choices: tuple[Choice, ...]
+    document: Mapping[str, Any] = attrs.field(eq=False, repr=False)
+
+    @property
+    def violations(self) -> list[Mapping[str, Any]]:
+        return list(self.document.get("violations", []))
+
+
+def trace_of(
+    execution: Execution,
+    *,
+    policy: str,
+    contract: Contract,
+    fixture: WorldFixture,
+    plans: Sequence[Plan],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``txcheck-trace/1`` document of an execution."""
+    document: dict[str, Any] = {
+        "format": TRACE_FORMAT,
+        "policy": policy,
+        "contract": dict(contract.document),
+        "world": dict(fixture.document),
+        "plan": plan_to_json(plans[0]) if plans else None,
+        "plans": [plan_to_json(p) for p in plans],
+        "steps": [s.to_json() for s in execution.steps],
+        "violations": [f.to_json() for f in execution.failures],
+    }
+    if execution.error:
+        document["error"] = execution.error
+    if extra:
+        document.update(extra)
+    return document
+
+
+def dumps_trace(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_trace(document: Mapping[str, Any], path: str | Path) -> None:
+    Path(path).write_text(dumps_trace(document), encoding="utf-8")
+
+
+def _need(document: Mapping[str, Any], key: str, kind: type, source: str) -> Any:
+    value = document.get(key)
+    if not isinstance(value, kind):
+        raise TraceError(
+            f"'{key}' must be a {kind.__name__} (got {type(value).__name__})",
+            source=source,
+            path=f"$.{key}",
+        )
+    return value
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a trace file; a malformed one is a one-line ``TraceError``."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise TraceError(f"cannot read trace ({error.strerror})", source=source) from None
+    try:
+        document = loads_strict(data)
+    except StrictJsonError as error:
+        raise TraceError(error.problem, source=source, line=error.line) from None
+    if not isinstance(document, dict) or document.get("format") != TRACE_FORMAT:
+        got = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise TraceError(f"expected a {TRACE_FORMAT} document (got {got!r})", source=source)
+    policy = _need(document, "policy", str, source)
+    contract = parse_contract(_need(document, "contract", dict, source), source=source)
+    fixture = parse_world(_need(document, "world", dict, source), source=source)
+    try:
+        plans = tuple(plan_from_json(p) for p in _need(document, "plans", list, source))
+        choices = tuple(Choice.from_json(s) for s in _need(document, "steps", list, source))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TraceError(f"malformed plan or step ({error})", source=source) from None
+    return Trace(
+        policy=policy,
+        contract=contract,
+        fixture=fixture,
+        plans=plans,
+        choices=choices,
+        document=document,
+    )
+
+
+def replay(trace: Trace, *, policy: Policy, invariants: Sequence[Check]) -> Execution:
+    """Re-execute the recorded choices under ``policy`` (the recorded one or another)."""
+    return execute(
+        policy=policy,
+        contract=trace.contract,
+        plans=trace.plans,
+        fixture=trace.fixture,
+        invariants=invariants,
+        choices=trace.choices,
+    )
+
+
+def translate_deviations(document: Mapping[str, Any]) -> list[Deviation]:
+    """The trace's deviations as descriptions another policy can meet.
+
+    Recorded choices are policy-specific: another policy's run has other steps, so raw
+    replay diverges at once. A fault is not: "the charge's response is lost after commit",
+    "the consumer crashes before applying an event", "the clock jumps" mean the same under
+    any policy. Each deviating step becomes a ``Deviation`` on the same actor, action,
+    outcome and request (tool and call, or request kind), applied in the recorded order.
+    """
+    deviations: list[Deviation] = []
+    for step in document.get("steps", []):
+        if not step.get("deviation"):
+            continue
+        action, actor, outcome = step["action"], step["actor"], step.get("outcome", "ok")
+        request = step.get("request") or {}
+        if action == "complete":
+            deviations.append(
+                Deviation(
+                    action=action,
+                    outcome=outcome,
+                    actor=actor,
+                    tool=request.get("tool"),
+                    call=request.get("call"),
+                )
+            )
+        elif action == "crash":
+            lost = (step.get("observed") or {}).get("lost")
+            deviations.append(Deviation(action=action, actor=actor, kind=lost))
+        elif action in ("deliver", "jump", "wait"):
+            deviations.append(Deviation(action=action, actor=actor))
+        else:
+            deviations.append(
+                Deviation(
+                    action=action,
+                    outcome=outcome,
+                    actor=actor,
+                    kind=request.get("kind"),
+                    tool=request.get("tool"),
+                )
+            )
+    return deviations

@@ -1,0 +1,111 @@
+"""A counterexample as a few lines of Python a user can paste into a test.
+
+The plans are inlined (``plan_from_json``) and the choices are listed up to the last
+deviation: ``execute`` takes the default schedule from there, which is exactly what the
+recorded run did. The contract and world are the bundled ones when they are, else read
+back from the trace file.
+"""
+
+from __future__ import annotations
+
+import pprint
+from collections.abc import Sequence
+
+from txcheck.explore.session import Execution
+from txcheck.models.canonical import canonical_json
+from txcheck.models.contract import Contract
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.fixture import WorldFixture, default_fixture
+from txcheck.models.policies import BUILTIN_POLICIES
+from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.runner import Choice, Step
+
+__all__ = ["choices_to_replay", "python_reproduction"]
+
+
+def choices_to_replay(steps: Sequence[Step]) -> list[Choice]:
+    """The recorded choices up to the last deviation (the rest is the default schedule)."""
+    last = max((s.index for s in steps if s.deviation), default=-1)
+    return [s.choice for s in steps[: last + 1]]
+
+
+def _choice(choice: Choice) -> str:
+    if choice.outcome == "ok":
+        return f"Choice({choice.actor!r}, {choice.action!r})"
+    return f"Choice({choice.actor!r}, {choice.action!r}, {choice.outcome!r})"
+
+
+def _is_default(document: object, bundled: object) -> bool:
+    return canonical_json(document) == canonical_json(bundled)
+
+
+def _plans(plans: Sequence[Plan]) -> list[str]:
+    """Lines that build ``plans``; the same plan submitted twice stays one object."""
+    lines: list[str] = []
+    names: list[str] = []
+    seen: dict[int, str] = {}
+    for plan in plans:
+        if id(plan) not in seen:
+            seen[id(plan)] = f"plan_{len(seen) + 1}"
+            literal = pprint.pformat(plan_to_json(plan), width=88, sort_dicts=True)
+            body = literal.replace("\n", "\n    ")
+            lines.append(f"{seen[id(plan)]} = plan_from_json(\n    {body}\n)")
+        names.append(seen[id(plan)])
+    lines.append(f"plans = [{', '.join(names)}]")
+    return lines
+
+
+def python_reproduction(
+    execution: Execution,
+    *,
+    policy: str,
+    contract: Contract,
+    fixture: WorldFixture,
+    trace_path: str | None = None,
+) -> str:
+    """Python that re-executes ``execution`` and asserts its first failure."""
+    plain_contract = _is_default(contract.document, default_contract().document)
+    plain_world = _is_default(fixture.document, default_fixture().document)
+    imports = [
+        "from txcheck.invariants import DEFAULT_INVARIANTS",
+        "from txcheck.explore.session import execute",
+        "from txcheck.models.proposal import plan_from_json",
+        "from txcheck.models.runner import Choice",
+    ]
+    if policy in BUILTIN_POLICIES:
+        imports.append("from txcheck.models.policies import builtin_policy")
+        policy_expr = f"builtin_policy({policy!r})"
+    else:
+        imports.append("from txcheck.explore.loading import load_policy")
+        policy_expr = f"load_policy({policy!r}).policy"
+    setup: list[str] = []
+    if plain_contract:
+        imports.append("from txcheck.models.contract_loader import default_contract")
+    if plain_world:
+        imports.append("from txcheck.models.fixture import default_fixture")
+    if not (plain_contract and plain_world):
+        imports.append("from txcheck.traces.document import load_trace")
+        setup.append(f"trace = load_trace({(trace_path or 'txcheck-counterexample.json')!r})")
+    contract_expr = "default_contract()" if plain_contract else "trace.contract"
+    world_expr = "default_fixture()" if plain_world else "trace.fixture"
+    choices = choices_to_replay(execution.steps)
+    lines = [*sorted(imports), "", *setup, *_plans(execution.run.plans)]
+    if choices:
+        lines += ["choices = [", *(f"    {_choice(c)}," for c in choices), "]"]
+    else:
+        lines.append("choices: list[Choice] = []  # the default schedule alone fails")
+    lines += [
+        "execution = execute(",
+        f"    policy={policy_expr},",
+        f"    contract={contract_expr},",
+        f"    fixture={world_expr},",
+        "    plans=plans,",
+        "    choices=choices,",
+        "    invariants=DEFAULT_INVARIANTS,",
+        ")",
+    ]
+    if execution.failures:
+        lines.append(f"assert execution.failed({execution.failures[0].name!r})")
+    elif execution.error:
+        lines.append("assert execution.error is not None")
+    return "\n".join(lines) + "\n"
