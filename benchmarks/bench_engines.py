@@ -44,7 +44,6 @@ from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import DESIGNATED, builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run
 
 __all__ = ["main"]
 
@@ -109,12 +108,9 @@ class BaselineHypothesis:
         class Machine(RuleBasedStateMachine):
             def __init__(self) -> None:
                 super().__init__()
-                self.run = Run(
-                    policy=target.policy,
-                    contract=target.contract,
-                    plans=target.plans[0],
-                    fixture=target.fixture,
-                )
+                self.run = Target(
+                    policy=target.policy, contract=target.contract, fixture=target.fixture
+                ).run(target.plans[0])
                 self.deviations = 0
                 counts["runs"] += 1
 
@@ -159,15 +155,14 @@ def _raw(checked: bool, seconds: float) -> dict[str, Any]:
         assert policy is not None
         if checked:
             execution = execute(
-                policy=policy,
-                contract=CONTRACT,
-                plans=SINGLE,
-                fixture=FIXTURE,
-                invariants=DEFAULT_INVARIANTS,
+                Target(
+                    policy=policy, contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+                ),
+                SINGLE,
             )
             steps += len(execution.steps)
         else:
-            run = Run(policy=policy, contract=CONTRACT, plans=SINGLE, fixture=FIXTURE)
+            run = Target(policy=policy, contract=CONTRACT, fixture=FIXTURE).run(SINGLE)
             run.quiesce()
             steps += len(run.steps)
         runs += 1

@@ -106,7 +106,7 @@ class Baseline(RuleBasedStateMachine):
     def start(self) -> None:
         policy = builtin_policy("guarded")
         assert policy is not None
-        self.run = Run(policy=policy, contract=CONTRACT, plans=[PLAN], fixture=FIXTURE)
+        self.run = Target(policy=policy, contract=CONTRACT, fixture=FIXTURE).run([PLAN])
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:

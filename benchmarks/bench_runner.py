@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run
 
 __all__ = ["PLAN", "main", "measure"]
 
@@ -78,11 +78,10 @@ def measure(policy_name: str, *, repeat: int, warmup: int) -> dict[str, Any]:
         policy = builtin_policy(policy_name)
         assert policy is not None
         execution = execute(
-            policy=policy,
-            contract=contract,
-            plans=[PLAN],
-            fixture=fixture,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=policy, contract=contract, fixture=fixture, invariants=DEFAULT_INVARIANTS
+            ),
+            [PLAN],
             stop_at_first=False,
         )
         if not (execution.ok and execution.quiesced):
@@ -92,7 +91,7 @@ def measure(policy_name: str, *, repeat: int, warmup: int) -> dict[str, Any]:
     def bare() -> int:
         policy = builtin_policy(policy_name)
         assert policy is not None
-        run = Run(policy=policy, contract=contract, plans=[PLAN], fixture=fixture)
+        run = Target(policy=policy, contract=contract, fixture=fixture).run([PLAN])
         run.quiesce()
         return len(run.steps)
 

@@ -33,7 +33,6 @@ from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded
-from txcheck.models.runner import Run
 from txcheck.scenarios.catalog import SCENARIOS
 from txcheck.scenarios.run import run_all, run_scenario
 from txcheck.score.cases import parse_cases
@@ -74,12 +73,9 @@ def bare_hypothesis(target: Target, seconds: float, seed: int) -> dict[str, Any]
     class Bare(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.run = Run(
-                policy=target.policy,
-                contract=target.contract,
-                plans=target.plans[0],
-                fixture=target.fixture,
-            )
+            self.run = Target(
+                policy=target.policy, contract=target.contract, fixture=target.fixture
+            ).run(target.plans[0])
             self.deviations = 0
             self.live = time.monotonic() < deadline
             counts["runs"] += self.live
@@ -132,11 +128,10 @@ def _runner_checked(seconds: float) -> dict[str, Any]:
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
         execution = execute(
-            policy=Guarded(),
-            contract=CONTRACT,
-            plans=plans,
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+            ),
+            plans,
         )
         runs += 1
         steps += len(execution.steps)

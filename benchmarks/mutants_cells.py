@@ -144,11 +144,10 @@ def _guarded_fails(execution: Execution) -> bool:
 
     def again(upto: int) -> Execution:
         return execute(
-            policy=Guarded(),
-            contract=CONTRACT,
-            plans=execution.run.plans,
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+            ),
+            execution.run.plans,
             choices=choices[:upto],
         )
 
@@ -179,11 +178,13 @@ def _scenarios(mutant: Mutant, seed: int) -> Cell:
     killers = []
     for scenario in SCENARIOS:
         execution = execute(
-            policy=mutant.policy(),
-            contract=CONTRACT,
-            plans=scenario.plans,
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=mutant.policy(),
+                contract=CONTRACT,
+                fixture=FIXTURE,
+                invariants=DEFAULT_INVARIANTS,
+            ),
+            scenario.plans,
             chooser=Deviations(scenario.deviations),
         )
         if not execution.ok:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from txcheck.invariants.base import Invariant, InvariantFailure, Kind, always, eventually
+from txcheck.invariants.base import Check, Invariant, Kind, always, eventually
 from txcheck.invariants.checkout import (
     no_double_charge,
     no_leftover_reservation,
@@ -25,8 +25,8 @@ from txcheck.invariants.orchestration import (
 
 __all__ = [
     "DEFAULT_INVARIANTS",
+    "Check",
     "Invariant",
-    "InvariantFailure",
     "Kind",
     "always",
     "by_name",

@@ -2,64 +2,79 @@
 
 ``always`` properties (safety) must hold after every step. ``eventually`` properties
 (liveness) are judged once the run is quiescent: faults stopped and every actor drained.
-A property is a plain function of a ``txcheck.models.runner.RunView`` that yields one readable
-message per offending record; decorate it to give it its name and kind::
+A property is a plain function of a ``RunView`` that yields one readable message per
+offending record; decorate it to give it its name and kind::
 
-    @always
+    @always(reads=(Part.SERVICES,))
     def no_negative_stock(view: RunView) -> Iterator[str]:
         \"\"\"Stock never goes below zero (an oversold item).\"\"\"
         ...
+
+``reads`` is optional: it names the parts of the world the property looks at, so the
+checker can skip re-evaluating it after a step that changed none of them. A property that
+does not declare it is evaluated after every step.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Literal, overload
+from typing import overload
 
 import attrs
 
+from txcheck.models.choices import Part, Vocabulary
 from txcheck.models.errors import TxcheckError
 from txcheck.models.runner import RunView
 
-__all__ = ["Invariant", "InvariantFailure", "Kind", "always", "eventually"]
+__all__ = ["Check", "Invariant", "Kind", "always", "eventually"]
 
-Kind = Literal["always", "eventually"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
+Property = Callable[[RunView], Iterable[str]]
 
-@attrs.frozen(kw_only=True)
-class InvariantFailure:
-    """One invariant's verdict on one state: which records break it."""
 
-    name: str
-    kind: Kind
-    messages: tuple[str, ...]
+class Kind(Vocabulary):
+    """When a property is judged: ``SAFETY`` (``always``) after every step, ``LIVENESS``
+    (``eventually``) at quiescence."""
 
-    def to_json(self) -> dict[str, object]:
-        return {"invariant": self.name, "kind": self.kind, "messages": list(self.messages)}
+    SAFETY = "always"
+    LIVENESS = "eventually"
+
+
+def _parts(value: Iterable[Part | str] | None) -> frozenset[Part] | None:
+    return None if value is None else frozenset(Part(p) for p in value)
 
 
 @attrs.frozen(kw_only=True)
 class Invariant:
-    """A named property; calling it on a view returns its messages (empty when it holds)."""
+    """A named property; calling it on a view returns its messages (empty when it holds).
+
+    ``reads`` is the set of world parts it looks at, or None when undeclared (then it is
+    evaluated after every step).
+    """
 
     name: str
-    kind: Kind
-    check: Callable[[RunView], Iterable[str]] = attrs.field(eq=False, repr=False)
+    kind: Kind = attrs.field(converter=Kind)
+    check: Property = attrs.field(eq=False, repr=False)
     doc: str = attrs.field(default="", eq=False, repr=False)
+    reads: frozenset[Part] | None = attrs.field(default=None, converter=_parts, eq=False)
 
     def __call__(self, view: RunView) -> list[str]:
         return list(self.check(view))
 
-    def evaluate(self, view: RunView) -> InvariantFailure | None:
-        messages = tuple(self.check(view))
-        if not messages:
-            return None
-        return InvariantFailure(name=self.name, kind=self.kind, messages=messages)
+    @property
+    def is_safety(self) -> bool:
+        return self.kind is Kind.SAFETY
 
 
-def _make(kind: Kind, func: Callable[[RunView], Iterable[str]], name: str | None) -> Invariant:
+Check = Invariant
+"""What the checker evaluates: an ``Invariant`` (made with ``always`` or ``eventually``)."""
+
+
+def _make(
+    kind: Kind, func: Property, name: str | None, reads: Iterable[Part | str] | None
+) -> Invariant:
     label = name or func.__name__
     if not _NAME.match(label):
         raise TxcheckError(f"an invariant name must be snake_case (got {label!r})")
@@ -68,36 +83,54 @@ def _make(kind: Kind, func: Callable[[RunView], Iterable[str]], name: str | None
         raise TxcheckError(
             f"invariant {label!r} needs a docstring saying which failure it prevents"
         )
-    return Invariant(name=label, kind=kind, check=func, doc=doc)
+    try:
+        parts = _parts(reads)
+    except ValueError:
+        known = ", ".join(p.value for p in Part)
+        raise TxcheckError(
+            f"invariant {label!r}: 'reads' must name parts of the world ({known}) (got {reads!r})"
+        ) from None
+    return Invariant(name=label, kind=kind, check=func, doc=doc, reads=parts)
+
+
+Decorator = Callable[[Property], Invariant]
 
 
 @overload
-def always(func: Callable[[RunView], Iterable[str]], *, name: str | None = None) -> Invariant: ...
+def always(
+    func: Property, *, name: str | None = None, reads: Iterable[Part | str] | None = None
+) -> Invariant: ...
 @overload
 def always(
-    func: None = None, *, name: str | None = None
-) -> Callable[[Callable[[RunView], Iterable[str]]], Invariant]: ...
+    func: None = None, *, name: str | None = None, reads: Iterable[Part | str] | None = None
+) -> Decorator: ...
 def always(
-    func: Callable[[RunView], Iterable[str]] | None = None, *, name: str | None = None
-) -> Invariant | Callable[[Callable[[RunView], Iterable[str]]], Invariant]:
+    func: Property | None = None,
+    *,
+    name: str | None = None,
+    reads: Iterable[Part | str] | None = None,
+) -> Invariant | Decorator:
     """Declare a safety property, checked after every step."""
     if func is not None:
-        return _make("always", func, name)
-    return lambda f: _make("always", f, name)
+        return _make(Kind.SAFETY, func, name, reads)
+    return lambda f: _make(Kind.SAFETY, f, name, reads)
 
 
 @overload
 def eventually(
-    func: Callable[[RunView], Iterable[str]], *, name: str | None = None
+    func: Property, *, name: str | None = None, reads: Iterable[Part | str] | None = None
 ) -> Invariant: ...
 @overload
 def eventually(
-    func: None = None, *, name: str | None = None
-) -> Callable[[Callable[[RunView], Iterable[str]]], Invariant]: ...
+    func: None = None, *, name: str | None = None, reads: Iterable[Part | str] | None = None
+) -> Decorator: ...
 def eventually(
-    func: Callable[[RunView], Iterable[str]] | None = None, *, name: str | None = None
-) -> Invariant | Callable[[Callable[[RunView], Iterable[str]]], Invariant]:
+    func: Property | None = None,
+    *,
+    name: str | None = None,
+    reads: Iterable[Part | str] | None = None,
+) -> Invariant | Decorator:
     """Declare a liveness property, checked once the run is quiescent."""
     if func is not None:
-        return _make("eventually", func, name)
-    return lambda f: _make("eventually", f, name)
+        return _make(Kind.LIVENESS, func, name, reads)
+    return lambda f: _make(Kind.LIVENESS, f, name, reads)

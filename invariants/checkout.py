@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from txcheck.invariants.base import always, eventually
+from txcheck.models.choices import Part
 from txcheck.models.runner import RunView
 
 __all__ = [
@@ -20,7 +21,7 @@ def _checkout(view: RunView) -> dict[str, Any] | None:
     return view.world.state.get("checkout")
 
 
-@always
+@always(reads=(Part.SERVICES,))
 def no_double_charge(view: RunView) -> Iterator[str]:
     """An order is charged at most once: a retry under a fresh key, or a replay the
     idempotency store missed, charges the customer twice."""
@@ -37,7 +38,7 @@ def no_double_charge(view: RunView) -> Iterator[str]:
             yield f"order {order_id} charged {len(charges)} times: {', '.join(charges)}"
 
 
-@always
+@always(reads=(Part.SERVICES,))
 def no_orphan_reservation(view: RunView) -> Iterator[str]:
     """Stock is reserved only for a live order: a reservation left on a cancelled or
     missing order (a cancel that keeps the stock) strands stock nobody can buy."""
@@ -63,7 +64,7 @@ def no_leftover_reservation(view: RunView) -> Iterator[str]:
         yield f"reservation {held} left behind for order {order_id} ({status})"
 
 
-@always
+@always(reads=(Part.SERVICES,))
 def stock_and_money_conserved(view: RunView) -> Iterator[str]:
     """Units are never created or lost (available + reserved + sold is constant per SKU)
     and no charge is refunded beyond its amount."""

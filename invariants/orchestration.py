@@ -7,6 +7,8 @@ from typing import Any
 
 from txcheck.invariants.base import always, eventually
 from txcheck.models.canonical import canonical_json
+from txcheck.models.choices import Part
+from txcheck.models.contract import Contract
 from txcheck.models.policies.journal import TERMINAL_PHASES
 from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.models.runner import RunView
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-@always
+@always(reads=(Part.EFFECTS,))
 def consumer_effect_at_most_once(view: RunView) -> Iterator[str]:
     """A consumer applies each event at most once: a redelivered message without dedupe
     ships the parcel twice."""
@@ -49,7 +51,14 @@ def consumer_effect_exactly_once(view: RunView) -> Iterator[str]:
             yield f"event {event_id} ({op}) consumed {count} times, expected exactly once"
 
 
-@always
+@always(
+    reads=(
+        Part.OPERATIONS,
+        Part.OUTBOX,
+        Part.BROKER,
+        Part.EFFECTS,
+    )
+)
 def state_and_event_together(view: RunView) -> Iterator[str]:
     """In outbox mode a committed change and its event exist together: an event that is
     neither in the outbox, the broker nor consumed was lost or never written."""
@@ -63,7 +72,7 @@ def state_and_event_together(view: RunView) -> Iterator[str]:
             yield f"event {event_id} ({_op_of_event(world, event_id)}) is committed but lost"
 
 
-@always
+@always(reads=(Part.OPERATIONS,))
 def rejected_plan_unchanged(view: RunView) -> Iterator[str]:
     """A plan that fails validation changes nothing: executing an invalid plan call by
     call leaves the side effects of its valid prefix."""
@@ -76,7 +85,7 @@ def rejected_plan_unchanged(view: RunView) -> Iterator[str]:
                 )
 
 
-@always
+@always(reads=(Part.OPERATIONS,))
 def writes_within_plan(view: RunView) -> Iterator[str]:
     """Writes touch only the plan's resources (or undo the plan's own calls): a policy
     must not write where the model never asked it to."""
@@ -84,7 +93,7 @@ def writes_within_plan(view: RunView) -> Iterator[str]:
         i: _plan_resources(view, p) for i, p in zip(view.instances, view.plans, strict=False)
     }
     for op in view.world.operations:
-        resources = allowed.get(op["owner"], set())
+        resources = allowed.get(op["owner"], frozenset())
         if op["compensates"] is None and op["resource"] not in resources:
             yield (
                 f"{op['owner']} wrote {op['tool']} on {op['resource']!r}, outside its plan's "
@@ -92,7 +101,7 @@ def writes_within_plan(view: RunView) -> Iterator[str]:
             )
 
 
-@always
+@always(reads=(Part.HISTORY,))
 def retries_reuse_key(view: RunView) -> Iterator[str]:
     """Every attempt of one call carries the same idempotency key: a fresh key on retry
     turns an unknown outcome into a duplicate side effect."""
@@ -104,7 +113,7 @@ def retries_reuse_key(view: RunView) -> Iterator[str]:
             yield f"{instance} retried {call_id} under {len(set(keys))} keys: {keys}"
 
 
-@always
+@always(reads=(Part.HISTORY,))
 def retry_budget(view: RunView) -> Iterator[str]:
     """A call is attempted at most ``max_attempts`` times, across restarts: an unbounded
     retry hammers a failing service and never hands the case over."""
@@ -120,7 +129,7 @@ def retry_budget(view: RunView) -> Iterator[str]:
             yield f"{instance} attempted {call_id} {count} times (budget {budget})"
 
 
-@always
+@always(reads=(Part.OPERATIONS,))
 def compensation_reverse_order(view: RunView) -> Iterator[str]:
     """Compensations undo steps in reverse order of completion: releasing stock after
     cancelling the order, or refunding before releasing, breaks the saga's contract."""
@@ -253,13 +262,25 @@ def _outcome_problem(view: RunView, plan: Plan, owners: list[str]) -> str | None
     )
 
 
-def _plan_resources(view: RunView, plan: Plan) -> set[Any]:
-    resources: set[Any] = set()
+_RESOURCES: dict[tuple[int, int], tuple[Contract, Plan, frozenset[str]]] = {}
+
+
+def _plan_resources(view: RunView, plan: Plan) -> frozenset[str]:
+    """The resources the plan's calls name, once per (contract, plan): writes_within_plan
+    runs after every step that commits."""
+    key = (id(view.contract), id(plan))
+    entry = _RESOURCES.get(key)
+    if entry is not None and entry[0] is view.contract and entry[1] is plan:
+        return entry[2]
+    resources: set[str] = set()
     for call in plan.calls:
         tool = view.contract.tool(call.name)
         if tool is not None and tool.resource and call.arguments is not None:
             resources.add(str(call.arguments.get(tool.resource, "")))
-    return resources
+    if len(_RESOURCES) >= 1024:
+        _RESOURCES.clear()
+    _RESOURCES[key] = (view.contract, plan, frozenset(resources))
+    return _RESOURCES[key][2]
 
 
 def _last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:

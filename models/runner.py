@@ -5,6 +5,11 @@ outcome of a tool attempt, crashes, which message is delivered, duplicates, lost
 clock jumps. ``choices()`` lists what may happen next with the default first; the default
 schedule (always the first choice) is the canonical fault-free run, and any other choice
 is a deviation. Given the same choices a run is identical, byte for byte.
+
+The runner owns the actors (each policy generator, its request in hand, its call in flight,
+its sleep, its delivery); the world (``models.world``) owns and makes every change of
+durable state; each request declares how it is performed (``models.requests``). Checking
+properties is the exploration kernel's job (``txcheck.explore.session``), not the runner's.
 """
 
 from __future__ import annotations
@@ -12,82 +17,26 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
+from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.contract import Contract
 from txcheck.models.errors import PolicyError
-from txcheck.models.fixture import WorldFixture
 from txcheck.models.history import Attempt, History
+from txcheck.models.plan_verdicts import violation_codes
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.proposal import Plan
-from txcheck.models.requests import (
-    Ack,
-    ApplyEffect,
-    BrokerSend,
-    Claim,
-    Delivery,
-    Invoke,
-    JournalAppend,
-    JournalRead,
-    KeyLookup,
-    Lookup,
-    MarkSeen,
-    OutboxFetch,
-    OutboxMarkPublished,
-    Publish,
-    Reconcile,
-    Request,
-    SeenCheck,
-    Sleep,
-    ToolResult,
-)
-from txcheck.models.validation import validate
+from txcheck.models.requests import Ack, Delivery, Invoke, Request, Sleep, request_problem
 from txcheck.models.world import PendingCall, World, plain_json
 
-__all__ = ["Check", "Choice", "Run", "RunView", "Step", "StepLimitExceeded"]
+__all__ = ["CLOCK", "CONSUMER", "RELAY", "Run", "RunView", "Step", "StepLimitExceeded"]
 
 CLOCK = "clock"
 RELAY = "relay"
 CONSUMER = "consumer"
-FAULT_OUTCOMES = frozenset(
-    {
-        "timeout_before_commit",
-        "lost_response_after_commit",
-        "transient_error",
-        "permanent_error",
-        "duplicate",
-        "ack_lost",
-    }
-)
-
-
-@attrs.frozen(order=True)
-class Choice:
-    """One nondeterministic decision: ``actor`` does ``action`` with ``outcome``.
-
-    Actions: ``step`` (process the actor's next request), ``complete`` (answer its tool
-    call with ``outcome``), ``deliver`` (``outcome`` is the delivery id), ``crash``,
-    ``wait`` (advance the clock to the next wake-up) and ``jump`` (a clock jump past the
-    idempotency TTL).
-    """
-
-    actor: str
-    action: str
-    outcome: str = "ok"
-
-    def to_json(self) -> dict[str, str]:
-        return {"actor": self.actor, "action": self.action, "outcome": self.outcome}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Choice:
-        return cls(str(data["actor"]), str(data["action"]), str(data.get("outcome", "ok")))
-
-    @property
-    def is_fault(self) -> bool:
-        return self.action in ("crash", "jump") or self.outcome in FAULT_OUTCOMES
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +48,8 @@ class Step:
     deviation: bool = False
     request: Mapping[str, Any] = attrs.field(factory=dict)
     observed: Mapping[str, Any] = attrs.field(factory=dict)
+    kind: FaultKind | None = attrs.field(default=None, eq=False)
+    """The kind of deviation this step took (None on the default schedule)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,40 +82,6 @@ class RunView:
     finished: Mapping[str, bool]
 
 
-class Check(Protocol):
-    """A named property the runner evaluates (``invariants`` provides them)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def __call__(self, view: RunView) -> Iterable[str]: ...
-
-
-def _summary(request: Request) -> dict[str, Any]:
-    kind = type(request).__name__
-    if isinstance(request, Invoke):
-        data: dict[str, Any] = {"call": request.call_id, "tool": request.tool}
-        data["arguments"] = dict(request.arguments)
-        if request.compensates:
-            data["compensates"] = request.compensates
-        return {"kind": kind, **data}
-    if isinstance(request, Lookup):
-        return {"kind": kind, "call": request.call_id, "tool": request.tool}
-    if isinstance(request, JournalAppend):
-        return {"kind": kind, "entry": dict(request.entry)}
-    if isinstance(request, Claim):
-        return {"kind": kind, "operation": request.operation, "entry": dict(request.entry)}
-    if isinstance(request, Sleep):
-        return {"kind": kind, "ticks": request.ticks}
-    if isinstance(request, (Publish, BrokerSend, ApplyEffect)):
-        return {"kind": kind, "event": request.event["id"]}
-    if isinstance(request, (SeenCheck, MarkSeen, OutboxMarkPublished)):
-        return {"kind": kind, "event": request.event_id}
-    if isinstance(request, Ack):
-        return {"kind": kind, "delivery": request.delivery_id}
-    return {"kind": kind}
-
-
 @attrs.define
 class _Actor:
     name: str
@@ -189,8 +106,7 @@ class Run:
         policy: Policy,
         contract: Contract,
         plans: Sequence[Plan],
-        fixture: WorldFixture,
-        world_factory: Callable[..., World] = World,
+        world: World,
         max_steps: int = 2000,
         allow_clock_jumps: bool = True,
         track_positions: bool = False,
@@ -198,7 +114,7 @@ class Run:
         self.policy = policy
         self.contract = contract
         self.plans = tuple(plans)
-        self.world = world_factory(contract=contract, fixture=fixture, outbox=policy.uses_outbox)
+        self.world = world
         self.history = History()
         self.steps: list[Step] = []
         self.max_steps = max_steps
@@ -214,7 +130,7 @@ class Run:
         self._initial = _deep_copy(self.world.business_state())
         self.invalid_plans = _invalid_plans(contract, self.instances, self.plans)
         for name in self.instances:
-            self.world.journals[name] = []
+            self.world.open_journal(name)
             self._start(self._actors[name], self.policy.orchestrate(self._contexts[name]))
 
     # -- what may happen next ---------------------------------------------------------------
@@ -233,16 +149,16 @@ class Run:
         for actor in self._actors.values():
             moves.extend(self._moves(actor))
         crashes = [
-            Choice(a.name, "crash")
+            Choice(a.name, Action.CRASH)
             for a in self._actors.values()
             if a.gen is not None and not a.done
         ]
         if not moves:
             sleepers = [a for a in self._actors.values() if a.wake_at is not None]
             if sleepers:
-                moves.append(Choice(CLOCK, "wait"))
+                moves.append(Choice(CLOCK, Action.WAIT))
         if moves and self.allow_clock_jumps:
-            crashes.append(Choice(CLOCK, "jump"))
+            crashes.append(Choice(CLOCK, Action.JUMP))
         return moves + crashes if moves else []
 
     def _moves(self, actor: _Actor) -> list[Choice]:
@@ -250,27 +166,24 @@ class Run:
             return []
         if actor.wake_at is not None:
             if self.world.clock >= actor.wake_at:
-                return [Choice(actor.name, "step")]
+                return [Choice(actor.name, Action.STEP)]
             return []
         if actor.pending is not None:
-            return [Choice(actor.name, "complete", o) for o in actor.pending.outcomes()]
+            return [Choice(actor.name, Action.COMPLETE, o) for o in actor.pending.outcomes()]
         if actor.gen is None:
             if actor.name == RELAY and self.world.unpublished() is not None:
-                return [Choice(RELAY, "step")]
+                return [Choice(RELAY, Action.STEP)]
             if actor.name == CONSUMER:
                 return [
-                    Choice(CONSUMER, "deliver", d["delivery_id"])
+                    Choice(CONSUMER, Action.DELIVER, d["delivery_id"])
                     for d in self.world.ready_deliveries()
                 ]
             return []
         request = actor.request
-        if isinstance(request, (BrokerSend, Publish)):
-            return [Choice(actor.name, "step"), Choice(actor.name, "step", "duplicate")]
-        if isinstance(request, Ack):
-            return [Choice(actor.name, "step"), Choice(actor.name, "step", "ack_lost")]
-        if isinstance(request, Lookup):
-            return [Choice(actor.name, "step"), Choice(actor.name, "step", "transient_error")]
-        return [Choice(actor.name, "step")]
+        step = Choice(actor.name, Action.STEP)
+        if request is None or not request.faults:
+            return [step]
+        return [step, *(Choice(actor.name, Action.STEP, f) for f in request.faults)]
 
     def current(self, actor: str) -> Mapping[str, Any]:
         """What ``actor`` is about to do: its request's kind, tool and call, if any."""
@@ -278,10 +191,20 @@ class Run:
         if state is None:
             return {}
         if state.pending is not None:
-            return _summary(state.pending.invoke)
+            return state.pending.invoke.summary()
         if state.request is not None and state.wake_at is None:
-            return _summary(state.request)
+            return state.request.summary()
         return {}
+
+    def request_of(self, actor: str) -> Request | None:
+        """The request ``actor`` is about to make (its call in flight, if any); None when it
+        is asleep, idle or unknown."""
+        state = self._actors.get(actor)
+        if state is None or state.wake_at is not None:
+            return None
+        if state.pending is not None:
+            return state.pending.invoke
+        return state.request
 
     def sleeping(self) -> tuple[str, ...]:
         """Actors waiting for the clock (a backoff ``Sleep``), whether due or not."""
@@ -300,37 +223,39 @@ class Run:
 
     # -- applying a choice ------------------------------------------------------------------
 
-    def apply(self, choice: Choice, *, deviation: bool = False) -> Step:
+    def apply(
+        self, choice: Choice, *, deviation: bool = False, kind: FaultKind | None = None
+    ) -> Step:
         """Apply one choice from ``choices()``; the caller is trusted to pick from it and
-        says whether it is a deviation (not the first, default choice)."""
+        says whether it is a deviation (not the first, default choice) and of what kind."""
         self._options = None
         if choice.is_fault:
-            self.history.record_fault(choice.outcome if choice.outcome != "ok" else choice.action)
+            self.history.record_fault(choice.fault_name)
         request: dict[str, Any] = {}
         observed: dict[str, Any]
+        outcome = choice.outcome if isinstance(choice.outcome, Outcome) else Outcome.OK
         if choice.actor == CLOCK:
             observed = self._clock(choice)
         else:
             actor = self._actors[choice.actor]
-            if choice.action == "crash":
+            if choice.action is Action.CRASH:
                 observed = self._crash(actor)
-            elif choice.action == "deliver":
-                delivery = self.world.take(choice.outcome)
-                actor.delivery = choice.outcome
+            elif choice.action is Action.DELIVER:
+                delivery_id = str(choice.outcome)
+                delivery = self.world.take(delivery_id)
+                actor.delivery = delivery_id
                 self._start(
                     actor,
-                    self.policy.consume(
-                        Delivery(delivery_id=choice.outcome, event=delivery["event"])
-                    ),
-                    origin=(choice.outcome, delivery["event"]),
+                    self.policy.consume(Delivery(delivery_id=delivery_id, event=delivery["event"])),
+                    origin=(delivery_id, delivery["event"]),
                 )
                 observed = {"event": delivery["event"]["id"]}
-            elif choice.action == "complete":
+            elif choice.action is Action.COMPLETE:
                 pending = actor.pending
                 assert pending is not None
                 actor.pending = None
-                result = self.world.complete(pending, choice.outcome)  # type: ignore[arg-type]
-                request = _summary(pending.invoke)
+                result = self.world.complete(pending, outcome)
+                request = pending.invoke.summary()
                 observed = result.summary()
                 self._resume(actor, result)
             else:
@@ -342,24 +267,26 @@ class Run:
                     self._resume(actor, None)
                 else:
                     assert actor.request is not None
-                    request = _summary(actor.request)
-                    observed = self._process(actor, actor.request, choice.outcome)
+                    request = actor.request.summary()
+                    observed = self._process(actor, actor.request, outcome)
         step = Step(
             index=len(self.steps),
             choice=choice,
             deviation=deviation,
             request=request,
             observed=observed,
+            kind=kind,
         )
         self.steps.append(step)
         return step
 
     def _clock(self, choice: Choice) -> dict[str, Any]:
-        if choice.action == "wait":
-            wake = min(a.wake_at for a in self._actors.values() if a.wake_at is not None)
-            self.world.clock = max(self.world.clock, wake)
+        if choice.action is Action.WAIT:
+            self.world.wait_until(
+                min(a.wake_at for a in self._actors.values() if a.wake_at is not None)
+            )
         else:
-            self.world.clock += self.world.store.ttl + 1
+            self.world.jump_clock()
         return {"clock": self.world.clock}
 
     def _crash(self, actor: _Actor) -> dict[str, Any]:
@@ -394,7 +321,7 @@ class Run:
 
     def _advance(self, actor: _Actor, move: Callable[[], Request]) -> None:
         try:
-            actor.request = move()
+            request = move()
         except StopIteration:
             actor.gen, actor.request = None, None
             actor.done = actor.name in self._contexts
@@ -407,17 +334,24 @@ class Run:
                 f"policy {self.policy.name!r} raised in {actor.name} at step "
                 f"{len(self.steps)}: {type(error).__name__}: {error}"
             ) from error
+        else:
+            problem = request_problem(request)
+            if problem is not None:
+                raise PolicyError(
+                    f"policy {self.policy.name!r} yielded {problem} in {actor.name} at step "
+                    f"{len(self.steps)}"
+                )
+            actor.request = request
 
-    def _process(self, actor: _Actor, request: Request, outcome: str) -> dict[str, Any]:
+    def _process(self, actor: _Actor, request: Request, outcome: Outcome) -> dict[str, Any]:
         world = self.world
-        response: Any = None
         if isinstance(request, Invoke):
             tool = self.contract.tool(request.tool)
             key = None
             if tool is not None and tool.idempotency_key is not None:
                 value = request.arguments.get(tool.idempotency_key)
                 key = None if value is None else str(value)
-            self.history.attempts.append(
+            self.history.record_attempt(
                 Attempt(
                     step=len(self.steps),
                     instance=actor.name,
@@ -436,49 +370,9 @@ class Run:
         if isinstance(request, Sleep):
             actor.wake_at = world.clock + max(1, request.ticks)
             return {"until": actor.wake_at}
-        observed: dict[str, Any] = {}
-        if isinstance(request, Lookup):
-            if outcome == "transient_error":
-                response = ToolResult(status="error", code="transient", message="lookup failed")
-            else:
-                receipt = world.lookup(request.tool, request.arguments)
-                response = ToolResult(status="ok", receipt=receipt)
-            observed = response.summary()
-        elif isinstance(request, KeyLookup):
-            record = world.store.lookup(world.tenant, request.key, world.clock)
-            response = None if record is None else record.to_json()
-            observed = {"record": None if record is None else record.status}
-        elif isinstance(request, Reconcile):
-            response = world.reconcile(request.receipts)
-            observed = {"diverging": list(response)}
-        elif isinstance(request, JournalAppend):
-            world.journals[actor.name].append(dict(request.entry))
-        elif isinstance(request, Claim):
-            response = world.claims.setdefault(request.operation, actor.name)
-            if response == actor.name:
-                world.journals[actor.name].append(dict(request.entry))
-            observed = {"owner": response}
-        elif isinstance(request, JournalRead):
-            response = tuple(dict(e) for e in world.journals[actor.name])
-        elif isinstance(request, (Publish, BrokerSend)):
-            world.enqueue(request.event, copies=2 if outcome == "duplicate" else 1)
-        elif isinstance(request, OutboxFetch):
-            response = world.unpublished()
-            observed = {"event": None if response is None else response["id"]}
-        elif isinstance(request, OutboxMarkPublished):
-            world.mark_published(request.event_id)
-        elif isinstance(request, SeenCheck):
-            response = request.event_id in world.seen
-            observed = {"seen": response}
-        elif isinstance(request, MarkSeen):
-            world.seen.add(request.event_id)
-        elif isinstance(request, ApplyEffect):
-            world.apply_effect(request.event, record_seen=request.record_seen)
-        elif isinstance(request, Ack):
-            world.ack(request.delivery_id, lost=outcome == "ack_lost")
+        response, observed = request.perform(world, actor.name, outcome)
+        if isinstance(request, Ack):
             actor.delivery = None
-        else:  # pragma: no cover - the Request union is closed
-            raise PolicyError(f"{actor.name} yielded {request!r}, which is not a request")
         self._resume(actor, response)
         return observed
 
@@ -557,40 +451,17 @@ class Run:
             finished={name: self._actors[name].done for name in self.instances},
         )
 
-    def quiesce(self, *, after_each: Callable[[Step], bool] | None = None) -> bool:
+    def quiesce(self) -> None:
         """Stop injecting faults: take the default choice until nothing is left to do.
-
-        ``after_each`` sees every step and may stop the run early by returning True; the
-        result says whether the run reached quiescence.
-        """
-        while True:
-            options = self.choices()
-            if not options:
-                return True
+        Nothing is checked here (the exploration kernel's ``Session.finish`` does that);
+        a run that does not quiesce within ``max_steps`` raises ``StepLimitExceeded``."""
+        while options := self.choices():
             if len(self.steps) >= self.max_steps:
                 raise StepLimitExceeded(
                     f"no quiescence within {self.max_steps} steps (a livelock or an "
                     "unbounded retry?)"
                 )
-            step = self.apply(options[0])
-            if after_each is not None and after_each(step):
-                return False
-
-
-_CODES: dict[tuple[int, int], tuple[Contract, Plan, tuple[str, ...]]] = {}
-"""Validation codes by (contract, plan) identity: engines build thousands of runs of one
-plan. The entry keeps both objects alive, so their ids cannot be reused."""
-
-
-def _plan_codes(contract: Contract, plan: Plan) -> tuple[str, ...]:
-    entry = _CODES.get((id(contract), id(plan)))
-    if entry is not None and entry[0] is contract and entry[1] is plan:
-        return entry[2]
-    codes = tuple(sorted(set(validate(contract, plan).codes())))
-    if len(_CODES) >= 256:
-        _CODES.clear()
-    _CODES[(id(contract), id(plan))] = (contract, plan, codes)
-    return codes
+            self.apply(options[0])
 
 
 def _invalid_plans(
@@ -599,7 +470,7 @@ def _invalid_plans(
     """Instance -> the violation codes of its plan, for plans that fail validation."""
     invalid: dict[str, tuple[str, ...]] = {}
     for instance, plan in zip(instances, plans, strict=False):
-        codes = _plan_codes(contract, plan)
+        codes = violation_codes(contract, plan)
         if codes:
             invalid[instance] = codes
     return invalid

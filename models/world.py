@@ -12,44 +12,21 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import jsonschema
 
 from txcheck.models.canonical import canonical_json, normalize, stable_hash
 from txcheck.models.checkout import CHECKOUT
+from txcheck.models.choices import READ_OUTCOMES, TOOL_OUTCOMES, Outcome, Part
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.fixture import WorldFixture
-from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
+from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
 from txcheck.models.services import Committed, Handler, ServiceSet, merge_service_sets
 
-__all__ = [
-    "OUTCOMES",
-    "READ_OUTCOMES",
-    "Outcome",
-    "PendingCall",
-    "World",
-    "intent_body",
-    "plain_json",
-]
-
-Outcome = Literal[
-    "ok",
-    "timeout_before_commit",
-    "lost_response_after_commit",
-    "transient_error",
-    "permanent_error",
-]
-OUTCOMES: tuple[Outcome, ...] = (
-    "ok",
-    "timeout_before_commit",
-    "lost_response_after_commit",
-    "transient_error",
-    "permanent_error",
-)
-READ_OUTCOMES: tuple[Outcome, ...] = ("ok", "timeout_before_commit", "transient_error")
+__all__ = ["PendingCall", "World", "intent_body", "plain_json"]
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +41,7 @@ class PendingCall:
     resource: str
 
     def outcomes(self) -> tuple[Outcome, ...]:
-        return OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
+        return TOOL_OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
 
 
 def plain_json(value: Any) -> Any:
@@ -103,7 +80,12 @@ def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class World:
-    """All durable state of one run. Deterministic: no clock, randomness or set order."""
+    """All durable state of one run. Deterministic: no clock, randomness or set order.
+
+    Every change of state goes through a method here, which counts it per ``Part``
+    (``versions``): a property that reads only unchanged parts need not be re-evaluated.
+    Read the attributes freely; never assign to them from outside.
+    """
 
     def __init__(
         self,
@@ -134,6 +116,25 @@ class World:
         self.journals: dict[str, list[dict[str, Any]]] = {}
         self.claims: dict[str, str] = {}
         self.counters = {"event": 0, "delivery": 0}
+        self.versions: dict[Part, int] = dict.fromkeys(Part, 0)
+
+    def _touch(self, *parts: Part) -> None:
+        versions = self.versions
+        for part in parts:
+            versions[part] += 1
+
+    # -- clock -----------------------------------------------------------------------------
+
+    def wait_until(self, tick: int) -> None:
+        """Advance the logical clock to ``tick`` (never backwards)."""
+        if tick > self.clock:
+            self.clock = tick
+            self._touch(Part.CLOCK)
+
+    def jump_clock(self) -> None:
+        """A clock jump past the idempotency TTL: every stored record expires."""
+        self.clock += self.store.ttl + 1
+        self._touch(Part.CLOCK)
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -177,6 +178,7 @@ class World:
         intent = self.intent_of(tool, arguments)
         resource = str(arguments.get(tool.resource, "")) if tool.resource else ""
         if key is not None and tool.has_side_effect:
+            self._touch(Part.STORE)
             begin = self.store.begin(
                 tenant=self.tenant,
                 key=key,
@@ -233,10 +235,12 @@ class World:
 
     def _abort_key(self, pending: PendingCall) -> None:
         if pending.key is not None and pending.tool.has_side_effect:
+            self._touch(Part.STORE)
             self.store.abort(self.tenant, pending.key)
 
     def _store_rejection(self, pending: PendingCall, result: ToolResult) -> None:
         if pending.key is not None and pending.tool.has_side_effect:
+            self._touch(Part.STORE)
             self.store.finish(
                 self.tenant,
                 pending.key,
@@ -247,6 +251,7 @@ class World:
 
     def _execute(self, pending: PendingCall) -> ToolResult:
         service, handler = self._table[pending.tool.name]
+        self._touch(Part.SERVICES)  # a handler mutates its state only when it commits
         outcome = handler(self.state[service], normalize(dict(pending.invoke.arguments)))
         if not isinstance(outcome, Committed):
             result = ToolResult(status="rejected", code=outcome.code, message=outcome.message)
@@ -256,6 +261,7 @@ class World:
         if not pending.tool.has_side_effect:
             return ToolResult(status="ok", receipt=receipt)
         events = tuple(self._new_event(e) for e in outcome.events)
+        self._touch(Part.OPERATIONS)
         self.operations.append(
             {
                 "op": len(self.operations) + 1,
@@ -271,9 +277,11 @@ class World:
                 "at": self.clock,
             }
         )
-        if self.outbox_mode:
+        if self.outbox_mode and events:
+            self._touch(Part.OUTBOX)
             self.outbox.extend({"event": e, "published": False} for e in events)
         if pending.key is not None:
+            self._touch(Part.STORE)
             self.store.finish(
                 self.tenant, pending.key, status="committed", receipt=receipt, now=self.clock
             )
@@ -299,6 +307,10 @@ class World:
                 return dict(op["receipt"])
         return None
 
+    def key_record(self, key: str) -> IdempotencyRecord | None:
+        """The idempotency store's live record of ``key`` (None once expired)."""
+        return self.store.lookup(self.tenant, key, self.clock)
+
     def reconcile(self, receipts: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Receipts that match no committed operation, as readable records."""
         committed = {canonical_json(normalize(op["receipt"])) for op in self.operations}
@@ -309,6 +321,33 @@ class World:
             if canonical_json(normalize(dict(r))) not in committed
         ]
 
+    # -- journals and operation claims -----------------------------------------------------
+
+    def open_journal(self, instance: str) -> None:
+        """Give an orchestrator instance its (empty) durable journal."""
+        if instance not in self.journals:
+            self._touch(Part.JOURNALS)
+            self.journals[instance] = []
+
+    def journal(self, instance: str) -> tuple[dict[str, Any], ...]:
+        """A copy of ``instance``'s journal entries."""
+        return tuple(dict(e) for e in self.journals[instance])
+
+    def append_journal(self, instance: str, entry: Mapping[str, Any]) -> None:
+        self._touch(Part.JOURNALS)
+        self.journals[instance].append(dict(entry))
+
+    def claim(self, operation: str, instance: str, entry: Mapping[str, Any]) -> str:
+        """Insert ``operation`` under a unique key: the owner, this instance when the claim
+        is new (its journal gets ``entry`` in the same transaction) or its own already."""
+        owner = self.claims.get(operation)
+        if owner is None:
+            self._touch(Part.CLAIMS)
+            owner = self.claims[operation] = instance
+        if owner == instance:
+            self.append_journal(instance, entry)
+        return owner
+
     # -- messaging -------------------------------------------------------------------------
 
     def unpublished(self) -> dict[str, Any] | None:
@@ -318,11 +357,13 @@ class World:
         return None
 
     def mark_published(self, event_id: str) -> None:
+        self._touch(Part.OUTBOX)
         for row in self.outbox:
             if row["event"]["id"] == event_id:
                 row["published"] = True
 
     def enqueue(self, event: Mapping[str, Any], *, copies: int = 1) -> None:
+        self._touch(Part.BROKER)
         for _ in range(copies):
             self.counters["delivery"] += 1
             self.broker.append(
@@ -337,6 +378,7 @@ class World:
         return [d for d in self.broker if d["state"] == "ready"]
 
     def take(self, delivery_id: str) -> dict[str, Any]:
+        self._touch(Part.BROKER)
         for delivery in self.broker:
             if delivery["delivery_id"] == delivery_id:
                 delivery["state"] = "in_flight"
@@ -345,6 +387,7 @@ class World:
 
     def ack(self, delivery_id: str, *, lost: bool) -> None:
         """A lost ACK leaves the message to be redelivered."""
+        self._touch(Part.BROKER)
         for index, delivery in enumerate(self.broker):
             if delivery["delivery_id"] == delivery_id:
                 if lost:
@@ -357,11 +400,22 @@ class World:
         """The consumer crashed holding this delivery: the broker redelivers it later."""
         self.ack(delivery_id, lost=True)
 
+    def has_seen(self, event_id: str) -> bool:
+        """Whether the consumer's dedupe table holds ``event_id``."""
+        return event_id in self.seen
+
+    def mark_seen(self, event_id: str) -> None:
+        self._touch(Part.SEEN)
+        self.seen.add(event_id)
+
     def apply_effect(self, event: Mapping[str, Any], *, record_seen: bool) -> None:
+        """The consumer applies an event; with ``record_seen`` the dedupe record commits in
+        the same transaction."""
         event_id = str(event["id"])
+        self._touch(Part.EFFECTS)
         self.effects[event_id] = self.effects.get(event_id, 0) + 1
         if record_seen:
-            self.seen.add(event_id)
+            self.mark_seen(event_id)
 
     # -- views -----------------------------------------------------------------------------
 

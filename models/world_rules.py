@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from txcheck.models.checkout import CHECKOUT
+from txcheck.models.choices import Outcome
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture, load_world, parse_world
 from txcheck.models.proposal import Call
@@ -44,7 +45,9 @@ class WorldBusinessCheck:
             invoke = Invoke(tool=call.name, arguments=call.arguments, call_id=call.id)
             admitted = world.send("validation", invoke)
             result = (
-                admitted if isinstance(admitted, ToolResult) else world.complete(admitted, "ok")
+                admitted
+                if isinstance(admitted, ToolResult)
+                else world.complete(admitted, Outcome.OK)
             )
             if result.status != "ok":
                 yield Violation(

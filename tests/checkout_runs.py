@@ -6,13 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from txcheck.explore.session import Chooser, Execution, execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Choice, Run
+from txcheck.models.runner import Run
 
 __all__ = [
     "CONTRACT",
@@ -90,11 +92,10 @@ def run_checked(
 ) -> Execution:
     """Execute policy ``name`` (built-in name or instance), every default invariant checked."""
     return execute(
-        policy=policy(name),
-        contract=CONTRACT,
-        plans=plans,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=policy(name), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+        ),
+        plans,
         choices=choices,
         chooser=chooser,
         stop_at_first=stop_at_first,
@@ -103,7 +104,7 @@ def run_checked(
 
 def default_choices(name: str | Policy, plans: Sequence[Plan] = (PLAN,)) -> list[Choice]:
     """The choices of the default (fault-free, fixed-order) run."""
-    run = Run(policy=policy(name), contract=CONTRACT, plans=plans, fixture=FIXTURE)
+    run = Target(policy=policy(name), contract=CONTRACT, fixture=FIXTURE).run(plans)
     run.quiesce()
     return [step.choice for step in run.steps]
 
@@ -111,7 +112,7 @@ def default_choices(name: str | Policy, plans: Sequence[Plan] = (PLAN,)) -> list
 def fault_points(name: str | Policy, plans: Sequence[Plan] = (PLAN,)) -> list[tuple[int, Choice]]:
     """Every single deviation from the default run: ``(step index, non-default choice)``."""
     default = default_choices(name, plans)
-    run = Run(policy=policy(name), contract=CONTRACT, plans=plans, fixture=FIXTURE)
+    run = Target(policy=policy(name), contract=CONTRACT, fixture=FIXTURE).run(plans)
     points: list[tuple[int, Choice]] = []
     for index, choice in enumerate(default):
         options = run.choices()

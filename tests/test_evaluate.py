@@ -14,9 +14,11 @@ from txcheck.cli import main
 from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.evaluate.evaluation import EvaluationReport, evaluate_file
 from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS, fault_schedule
-from txcheck.evaluate.stage2 import INVARIANTS, judge_run, reference_of
+from txcheck.evaluate.stage2 import judge_run, reference_of
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
+from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded, builtin_policy
@@ -98,9 +100,7 @@ def test_schedule_faults_every_tool_call_publish_and_ack(policy: str) -> None:
     plan = Plan.of(*_checkout("ord_1"))
     policy_obj = builtin_policy(policy)
     assert policy_obj is not None
-    schedule = fault_schedule(
-        policy=policy_obj, contract=default_contract(), plans=[plan], fixture=default_fixture()
-    )
+    schedule = fault_schedule(Target(policy=policy_obj), [plan])
     counts = schedule.counts()
     # Four writes: each non-ok outcome once per tool call; four events: one duplicate per
     # send and one lost ACK per ACK.
@@ -121,9 +121,7 @@ def test_schedule_of_a_read_uses_the_read_outcomes() -> None:
     plan = Plan.of(("query_logistics", {"order_id": "ord_existing"}))
     policy = builtin_policy("naive")
     assert policy is not None
-    schedule = fault_schedule(
-        policy=policy, contract=default_contract(), plans=[plan], fixture=default_fixture()
-    )
+    schedule = fault_schedule(Target(policy=policy), [plan])
     counts = schedule.counts()
     assert counts["timeout_before_commit"] == counts["transient_error"] == 1
     assert counts["lost_response_after_commit"] == counts["permanent_error"] == 0
@@ -284,11 +282,8 @@ def test_failed_compensation_not_escalated_is_a_veto() -> None:
             ]
         )
         execution = execute(
-            policy=policy,
-            contract=contract,
-            plans=[plan],
-            fixture=fixture,
-            invariants=INVARIANTS,
+            Target(policy=policy, contract=contract, fixture=fixture, invariants=INVARIANTS),
+            [plan],
             chooser=chooser,
             stop_at_first=False,
         )

@@ -11,9 +11,9 @@ import pytest
 
 from tests.checkout_runs import PLAN, default_choices, fault_points, journal_phase, run_checked
 from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.models.choices import Choice
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Choice
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "examples" / "policies" / "my_policy.py"

@@ -13,9 +13,9 @@ from rich.console import Console
 
 from txcheck.cli import main
 from txcheck.cli.progress import ExploreProgress
-from txcheck.explore.auto import available_engines
+from txcheck.explore.auto import ENGINES
 from txcheck.explore.faults import FAULT_KINDS
-from txcheck.explore.machine import Stats
+from txcheck.explore.report import Tally
 from txcheck.models.policies import DESIGNATED
 from txcheck.scenarios.catalog import control, scenario
 
@@ -70,7 +70,7 @@ def test_a_given_plan_under_guarded_finds_nothing(capsys: pytest.CaptureFixture[
     engines = result["engines"]
     assert [e["engine"] for e in engines] == ["hypothesis"]
     coverage = result["coverage"]
-    assert set(coverage["faults"]) <= set(FAULT_KINDS) and sum(coverage["faults"].values()) > 0
+    assert set(coverage["deviations"]) <= set(FAULT_KINDS) and sum(coverage["faults"].values()) > 0
     assert coverage["invariants"]["no_double_charge"] == engines[0]["steps"]
     assert not Path("txcheck-counterexample.json").exists()
 
@@ -110,7 +110,7 @@ def test_human_output_shows_the_report_and_the_coverage(
     assert "Counterexample: policy naive violates" in out
     assert "txcheck replay txcheck-counterexample.json" in out
     assert "Reproduce in Python:" in out and "execution = execute(" in out
-    assert "Fault kinds injected" in out and "Invariants evaluated:" in out
+    assert "Deviations taken, by kind" in out and "Invariants checked (states):" in out
 
 
 @pytest.mark.parametrize(
@@ -167,8 +167,8 @@ def test_a_policy_that_raises_is_reported_with_its_trace(
 
 
 def test_every_available_engine_finds_naive(capsys: pytest.CaptureFixture[str]) -> None:
-    assert "hypothesis" in available_engines()
-    for engine in available_engines():
+    assert set(ENGINES) == {"systematic", "hypothesis", "random"}
+    for engine in ENGINES:
         code, result = explore_json(
             capsys, "--policy", "naive", "--engine", engine, "--no-seeds", "--seed", "0",
             "--max-examples", "200", "--max-shrinks", "50",
@@ -189,10 +189,9 @@ def test_guarded_survives_thousands_of_examples(capsys: pytest.CaptureFixture[st
 
 def test_progress_reads_the_live_counters() -> None:
     console = Console(file=io.StringIO(), force_terminal=True, width=100)
-    stats = Stats(examples=12, steps=300, faults=Counter({"crash": 2, "jump": 1}))
+    tally = Tally(runs=12, steps=300, deviations=Counter({"crash": 2, "jump": 1}))
     with ExploreProgress(console) as progress:
-        progress.engine("hypothesis")
-        progress.track(stats)
+        progress.observe("hypothesis", tally)
         text = progress.__rich__().plain
-    assert text.startswith("exploring (hypothesis) · 12 examples · ")
-    assert f"· 2/{len(FAULT_KINDS)} fault kinds · " in text
+    assert text.startswith("exploring (hypothesis) · 12 runs · ")
+    assert f"· 2/{len(FAULT_KINDS)} deviation kinds · " in text

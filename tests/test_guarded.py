@@ -20,10 +20,11 @@ from tests.checkout_runs import (
 )
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import Execution
+from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
+from txcheck.models.choices import Choice
 from txcheck.models.policies import BUILTIN_POLICIES
 from txcheck.models.proposal import Call, Plan
-from txcheck.models.runner import Choice, Run
-from txcheck.models.world import OUTCOMES
+from txcheck.models.runner import Run
 
 WORKFLOW = ("create_order", "reserve_inventory", "charge_payment", "confirm_order")
 DEFAULT = default_choices("guarded")

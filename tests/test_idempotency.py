@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy
+from txcheck.explore.target import Target
+from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
-from txcheck.models.runner import Run
-from txcheck.models.world import OUTCOMES, PendingCall, World
+from txcheck.models.world import PendingCall, World
 
 
 def world(*, outbox: bool = True) -> World:
@@ -281,7 +282,7 @@ def test_dual_write_mode_leaves_the_event_to_the_caller() -> None:
 def test_in_a_run_the_event_appears_in_the_commit_step_only_with_the_outbox(
     name: str, outbox: bool
 ) -> None:
-    run = Run(policy=policy(name), contract=CONTRACT, plans=[PLAN], fixture=FIXTURE)
+    run = Target(policy=policy(name), contract=CONTRACT, fixture=FIXTURE).run([PLAN])
     while not run.world.operations:
         before = len(run.world.outbox) + len(run.world.broker)
         step = run.apply(run.choices()[0])

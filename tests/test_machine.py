@@ -9,21 +9,23 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import checkout_calls
-from txcheck.explore.engine import Budget, Target
-from txcheck.explore.faults import FAULT_KINDS, deviations_by_kind, draw_kind, kind_of
-from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.faults import FAULT_KINDS, deviations_by_kind, draw_kind
+from txcheck.explore.hypothesis_engine import HypothesisEngine
 from txcheck.explore.loading import load_policy
 from txcheck.explore.machine import describe_failure
 from txcheck.explore.plan_space import PlanSpace
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import execute
 from txcheck.explore.strategies import near_valid_plans, submissions, valid_plans
+from txcheck.explore.target import Bounds, Budget, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, always, eventually
+from txcheck.models.choices import Choice, FaultKind
+from txcheck.models.choices import fault_kind as kind_of
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import DESIGNATED, builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Choice, Run, RunView
+from txcheck.models.runner import Run, RunView
 from txcheck.models.validation import validate
 from txcheck.models.world_rules import business_check_from_doc
 from txcheck.testing import txcheck_testcase
@@ -36,10 +38,12 @@ FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(Healt
 
 
 def _run(policy: str = "guarded", plans: tuple[Plan, ...] = (PLAN,)) -> Run:
-    return Run(policy=builtin_policy(policy), contract=CONTRACT, plans=plans, fixture=FIXTURE)
+    return Target(policy=builtin_policy(policy), contract=CONTRACT, fixture=FIXTURE).run(plans)
 
 
-def _target(policy: str, *, invariants: tuple = DEFAULT_INVARIANTS) -> Target:  # type: ignore[type-arg]
+def _target(
+    policy: str, *, invariants: tuple = DEFAULT_INVARIANTS, examples: int = 50, **budget: object
+) -> Target:  # type: ignore[type-arg]
     return Target(
         policy_name=policy,
         policy=load_policy(policy).policy,
@@ -47,6 +51,8 @@ def _target(policy: str, *, invariants: tuple = DEFAULT_INVARIANTS) -> Target:  
         fixture=FIXTURE,
         invariants=invariants,
         plans=((PLAN,),),
+        bounds=Bounds(max_faults=2),
+        budget=Budget(max_examples=examples, seed=0, **budget),  # type: ignore[arg-type]
     )
 
 
@@ -77,7 +83,7 @@ def test_reorder_and_interleave_are_told_apart() -> None:
     ]
     assert kind_of(options[1], options) == "interleave"
     assert kind_of(options[2], options) == "reorder"
-    grouped = deviations_by_kind(options, frozenset({"reorder"}))
+    grouped = deviations_by_kind(options, frozenset({FaultKind.REORDER}))
     assert grouped == {"reorder": [options[2]]}
 
 
@@ -97,11 +103,13 @@ def test_valid_plans_are_valid_at_every_level_and_complete_under_guarded(plan: P
     verdict = validate(CONTRACT, plan, business=business)
     assert verdict.valid, verdict.codes()
     execution = execute(
-        policy=builtin_policy("guarded"),
-        contract=CONTRACT,
-        plans=[plan],
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=builtin_policy("guarded"),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [plan],
     )
     assert execution.ok
     assert execution.run.world.journals["orchestrator-1"][-1] == {
@@ -131,11 +139,13 @@ def test_each_mutation_is_one_step_from_valid(mutated: tuple[str, Plan]) -> None
     elif name == "repeat_same_key":
         assert not codes
         execution = execute(
-            policy=builtin_policy("guarded"),
-            contract=CONTRACT,
-            plans=[plan],
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=builtin_policy("guarded"),
+                contract=CONTRACT,
+                fixture=FIXTURE,
+                invariants=DEFAULT_INVARIANTS,
+            ),
+            [plan],
         )
         intents = [op["intent"] for op in execution.run.world.operations]
         assert len(intents) == len(set(intents))  # the repeated call executed once
@@ -167,9 +177,8 @@ def never_quiet(view: RunView) -> Iterator[str]:
     yield "the run went quiet"
 
 
-def _explore(target: Target, **budget: int) -> object:
-    engine = HypothesisEngine(HypothesisOptions(seed=0))
-    return engine.explore(target, Budget(max_examples=budget.get("examples", 50), max_faults=2))
+def _explore(target: Target) -> object:
+    return HypothesisEngine().explore(target, Deadline(target.budget.time_budget))
 
 
 def test_safety_is_checked_after_the_step_that_breaks_it() -> None:
@@ -193,17 +202,16 @@ def test_liveness_is_checked_at_quiescence_in_teardown() -> None:
 
 
 def test_guarded_survives_a_fixed_plan_and_coverage_counts_what_ran() -> None:
-    report = _explore(_target("guarded"), examples=40)
+    report = _explore(_target("guarded", examples=40))
     assert report.counterexample is None  # type: ignore[attr-defined]
     coverage = report.coverage  # type: ignore[attr-defined]
-    assert set(coverage["faults"]) <= set(FAULT_KINDS) and coverage["faults"]
+    assert set(coverage["deviations"]) <= set(FAULT_KINDS) and coverage["faults"]
     assert coverage["invariants"]["no_double_charge"] == report.steps  # type: ignore[attr-defined]
     assert sum(coverage["outcomes"].values()) == coverage["invariants"]["acceptable_outcome"]
 
 
 def test_time_budget_stops_the_search() -> None:
-    engine = HypothesisEngine(HypothesisOptions(seed=0))
-    report = engine.explore(_target("guarded"), Budget(max_examples=10**6, time_budget=0.3))
+    report = _explore(_target("guarded", examples=10**6, time_budget=0.3))
     assert report.counterexample is None
     assert report.notes == ("time budget ran out",)
     assert report.runs < 10**6
@@ -211,7 +219,7 @@ def test_time_budget_stops_the_search() -> None:
 
 def test_shrinking_reaches_the_known_minimum_for_naive() -> None:
     """A timeout on the first call makes naive retry under a new key: one deviation."""
-    report = _explore(_target("naive"), examples=200)
+    report = _explore(_target("naive", examples=200))
     found = report.counterexample  # type: ignore[attr-defined]
     assert found is not None and found.invariant == "retries_reuse_key"
     assert found.deviations == 1 and len(found.execution.steps) == 3
@@ -253,11 +261,13 @@ def test_the_pytest_example_policy_keeps_the_money() -> None:
     """One deviation (the confirmation declined) and the saga never refunds."""
     deviation = Deviation(action="complete", outcome="permanent_error", tool="confirm_order")
     execution = execute(
-        policy=load_policy("examples.pytest_example.shop_policy:KeepsTheMoney").policy,
-        contract=CONTRACT,
-        plans=[PLAN],
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=load_policy("examples.pytest_example.shop_policy:KeepsTheMoney").policy,
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [PLAN],
         chooser=Deviations([deviation]),
     )
     assert [f.name for f in execution.failures] == ["acceptable_outcome"]
@@ -267,11 +277,13 @@ def test_the_pytest_example_policy_keeps_the_money() -> None:
 def test_deviations_chooser_and_machine_agree_on_the_designated_failure() -> None:
     deviation = Deviation(action="complete", outcome="permanent_error", tool="charge_payment")
     execution = execute(
-        policy=builtin_policy("control-no-saga"),
-        contract=CONTRACT,
-        plans=[PLAN],
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=builtin_policy("control-no-saga"),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [PLAN],
         chooser=Deviations([deviation]),
     )
     assert execution.failed("acceptable_outcome") and execution.deviations == 1

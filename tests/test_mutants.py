@@ -12,11 +12,12 @@ import pytest
 
 from txcheck.explore.schedule import Deviations
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded
-from txcheck.traces.document import load_trace, replay, translate_deviations
+from txcheck.traces.document import load_trace, replay, target_of, translate_deviations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant
@@ -42,11 +43,13 @@ def test_each_mutant_fails_its_invariant_on_its_shortest_run(mutant: Mutant) -> 
     script = SHORTEST[mutant.name]
     chooser = Deviations(script)
     execution = execute(
-        policy=mutant.policy(),
-        contract=CONTRACT,
-        plans=[PLANS[mutant.plan]],
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=mutant.policy(),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [PLANS[mutant.plan]],
         chooser=chooser,
         stop_at_first=False,
     )
@@ -59,11 +62,8 @@ def test_each_mutant_fails_its_invariant_on_its_shortest_run(mutant: Mutant) -> 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_guarded_survives_each_mutant_s_shortest_run(mutant: Mutant) -> None:
     execution = execute(
-        policy=Guarded(),
-        contract=CONTRACT,
-        plans=[PLANS[mutant.plan]],
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS),
+        [PLANS[mutant.plan]],
         chooser=Deviations(SHORTEST[mutant.name]),
         stop_at_first=False,
     )
@@ -77,7 +77,7 @@ def test_each_committed_trace_replays_to_the_same_failing_invariant(mutant: Muta
     assert trace.policy == policy_spec(mutant)
     recorded = [v["invariant"] for v in trace.violations]
     assert set(recorded) & set(mutant.catches), recorded
-    execution = replay(trace, policy=mutant.policy(), invariants=DEFAULT_INVARIANTS)
+    execution = replay(trace, target_of(trace, mutant.policy()))
     assert execution.divergence is None
     assert [f.name for f in execution.failures] == recorded
     assert execution.deviations == mutant.min_deviations
@@ -90,18 +90,20 @@ def test_guarded_does_not_fail_a_committed_mutant_trace(mutant: Mutant) -> None:
     point); on the choices up to there, then the default schedule, it fails nothing, and
     under the trace's faults (``translate_deviations``) it fails nothing either."""
     trace = load_trace(TRACES / f"{mutant.name}.json")
-    execution = replay(trace, policy=Guarded(), invariants=DEFAULT_INVARIANTS)
+    execution = replay(trace, target_of(trace, Guarded()))
     assert execution.failures == () and execution.error is None
     if execution.divergence is not None:
         prefix = attrs.evolve(trace, choices=trace.choices[: execution.divergence.step])
-        execution = replay(prefix, policy=Guarded(), invariants=DEFAULT_INVARIANTS)
+        execution = replay(prefix, target_of(prefix, Guarded()))
     assert execution.ok and execution.quiesced
     same_faults = execute(
-        policy=Guarded(),
-        contract=trace.contract,
-        plans=trace.plans,
-        fixture=trace.fixture,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=Guarded(),
+            contract=trace.contract,
+            fixture=trace.fixture,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        trace.plans,
         chooser=Deviations(translate_deviations(trace.document)),
     )
     assert same_faults.ok and same_faults.quiesced

@@ -20,16 +20,16 @@ import pytest
 
 from txcheck.cli import build_parser
 from txcheck.explore.auto import explore
-from txcheck.explore.engine import Budget, Counterexample, Target
-from txcheck.explore.hypothesis_engine import HypothesisOptions
+from txcheck.explore.report import Counterexample
 from txcheck.explore.representative import representative_plans
 from txcheck.explore.session import Execution, execute
+from txcheck.explore.target import Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Choice
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant
@@ -49,7 +49,9 @@ def _params(slow: bool) -> list[Any]:
     ]
 
 
-def _explore(mutant: Mutant, plans: tuple[Any, ...], budget: Budget) -> Counterexample:
+def _explore(
+    mutant: Mutant, plans: tuple[Any, ...], bounds: Bounds, budget: Budget
+) -> Counterexample:
     target = Target(
         policy_name=mutant.name,
         policy=mutant.policy(),
@@ -57,8 +59,10 @@ def _explore(mutant: Mutant, plans: tuple[Any, ...], budget: Budget) -> Countere
         fixture=FIXTURE,
         invariants=DEFAULT_INVARIANTS,
         plans=plans,
+        bounds=bounds,
+        budget=budget,
     )
-    result = explore(target, budget, engine="auto", options=HypothesisOptions(seed=0))
+    result = explore(target, engine="auto")
     assert result.counterexample is not None, f"{mutant.name} survived: {result.reports}"
     return result.counterexample
 
@@ -69,11 +73,10 @@ def _guarded_run(plans: tuple[Plan, ...], choices: list[Choice]) -> Execution:
 
     def again(upto: int) -> Execution:
         return execute(
-            policy=Guarded(),
-            contract=CONTRACT,
-            plans=plans,
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+            ),
+            plans,
             choices=choices[:upto],
         )
 
@@ -86,13 +89,13 @@ def _guarded_run(plans: tuple[Plan, ...], choices: list[Choice]) -> Execution:
 def _assert_killed(mutant: Mutant, found: Counterexample) -> None:
     """The first failing invariant is one the mutant names, and ``guarded`` survives the
     same choices (so the failure is the mutant's bug, not a checker artefact)."""
-    assert found.invariant in mutant.catches, (found.engine, found.invariant, mutant.catches)
+    assert found.invariant in mutant.catches, (found.found_by, found.invariant, mutant.catches)
     guarded = _guarded_run(found.plans, [s.choice for s in found.execution.steps])
     assert guarded.ok and guarded.quiesced
 
 
 def _small_budget() -> Budget:
-    return Budget(max_examples=200, max_faults=2, time_budget=SAFETY_NET_S, seed=0)
+    return Budget(max_examples=200, time_budget=SAFETY_NET_S, seed=0)
 
 
 def test_every_mutant_is_in_exactly_one_tier() -> None:
@@ -102,14 +105,14 @@ def test_every_mutant_is_in_exactly_one_tier() -> None:
 
 @pytest.mark.parametrize("mutant", _params(False))
 def test_explore_kills_each_one_deviation_mutant(mutant: Mutant) -> None:
-    found = _explore(mutant, (SINGLE,), _small_budget())
+    found = _explore(mutant, (SINGLE,), Bounds(max_faults=2), _small_budget())
     _assert_killed(mutant, found)
     assert found.deviations <= mutant.min_deviations + 1
 
 
 @pytest.mark.parametrize("mutant", _params(True))
 def test_explore_kills_each_two_deviation_mutant(mutant: Mutant) -> None:
-    found = _explore(mutant, (SINGLE,), _small_budget())
+    found = _explore(mutant, (SINGLE,), Bounds(max_faults=2), _small_budget())
     _assert_killed(mutant, found)
     assert found.deviations <= mutant.min_deviations + 1
 
@@ -119,12 +122,7 @@ def test_explore_kills_each_two_deviation_mutant(mutant: Mutant) -> None:
 def test_explore_with_the_cli_defaults_kills_each_mutant(mutant: Mutant) -> None:
     """Issue 8's setting: ``txcheck explore``'s defaults, the engines' own plans."""
     args = build_parser().parse_args(["explore"])
-    budget = Budget(
-        max_examples=args.max_examples,
-        max_faults=args.max_faults,
-        time_budget=SAFETY_NET_S,
-        seed=0,
-    )
-    found = _explore(mutant, (), budget)
+    budget = Budget(max_examples=args.max_examples, time_budget=SAFETY_NET_S, seed=0)
+    found = _explore(mutant, (), Bounds(max_faults=args.max_faults), budget)
     _assert_killed(mutant, found)
     assert found.deviations <= mutant.min_deviations + 1

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from txcheck.explore.representative import NEAR_VALID, near_valid_plans, representative_plans
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract, parse_contract
 from txcheck.models.fixture import default_fixture
@@ -59,11 +60,10 @@ def test_variants_are_deterministic() -> None:
 def test_guarded_rejects_every_variant_before_any_call() -> None:
     for plans in near_valid_plans(CONTRACT, FIXTURE):
         execution = execute(
-            policy=Guarded(),
-            contract=CONTRACT,
-            plans=plans,
-            fixture=FIXTURE,
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+            ),
+            plans,
         )
         assert execution.ok and execution.run.world.operations == []
         assert execution.run.world.journals["orchestrator-1"][-1]["phase"] == "REJECTED"
@@ -75,11 +75,10 @@ def test_a_partial_validator_commits_writes_on_a_variant() -> None:
         fired = set()
         for plans in near_valid_plans(CONTRACT, FIXTURE):
             execution = execute(
-                policy=policy,
-                contract=CONTRACT,
-                plans=plans,
-                fixture=FIXTURE,
-                invariants=DEFAULT_INVARIANTS,
+                Target(
+                    policy=policy, contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+                ),
+                plans,
             )
             fired |= {f.name for f in execution.failures}
         assert "rejected_plan_unchanged" in fired

@@ -9,6 +9,7 @@ import pytest
 from tests.strategies import checkout_calls
 from txcheck.explore.loading import WatchedPolicy, load_policy, watchdog_available
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError, PolicyError
@@ -63,11 +64,13 @@ def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _execute(policy: object) -> object:
     return execute(
-        policy=policy,  # type: ignore[arg-type]
-        contract=default_contract(),
-        plans=[PLAN],
-        fixture=default_fixture(),
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=policy,
+            contract=default_contract(),
+            fixture=default_fixture(),
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [PLAN],
     )
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import random
 
+import attrs
 import pytest
 
-from txcheck.explore.engine import Budget, EngineReport, Target
-from txcheck.explore.random_walk import RandomEngine, _Walk, shrink
+from txcheck.explore.random_walk import RandomEngine, _Walk
+from txcheck.explore.report import EngineReport
 from txcheck.explore.representative import representative_plans
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import execute
+from txcheck.explore.shrink import delta_debug
+from txcheck.explore.target import Bounds, Budget, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
@@ -37,8 +40,10 @@ def target(name: str, plans: tuple[tuple[Plan, ...], ...] = ()) -> Target:
 
 
 def walk(name: str, *, seed: int = 0, walks: int = 200, **options: int) -> EngineReport:
-    budget = Budget(max_examples=walks, max_faults=2, seed=seed)
-    return RandomEngine(**options).explore(target(name), budget)  # type: ignore[arg-type]
+    bounded = attrs.evolve(
+        target(name), bounds=Bounds(max_faults=2), budget=Budget(max_examples=walks, seed=seed)
+    )
+    return RandomEngine(**options).explore(bounded, Deadline())  # type: ignore[arg-type]
 
 
 def test_the_same_seed_gives_the_same_walks_and_the_same_counterexample() -> None:
@@ -65,7 +70,7 @@ def test_a_clean_policy_survives_every_walk_and_coverage_is_counted() -> None:
 def test_controls_fail_and_shrink_to_a_single_deviation(name: str) -> None:
     report = walk(name)
     found = report.counterexample
-    assert found is not None and found.engine == "random"
+    assert found is not None and found.found_by == "random"
     assert found.invariant in DESIGNATED[name]
     assert found.deviations == found.execution.deviations == 1
     assert any("none with fewer deviations" in note for note in report.notes)
@@ -74,11 +79,8 @@ def test_controls_fail_and_shrink_to_a_single_deviation(name: str) -> None:
 def test_a_walk_only_takes_the_kinds_its_swarm_enables() -> None:
     walker = _Walk(random.Random(7), frozenset({"crash"}), 0.5, 5)
     execute(
-        policy=builtin_policy("guarded"),  # type: ignore[arg-type]
-        contract=CONTRACT,
-        plans=SINGLE,
-        fixture=FIXTURE,
-        invariants=(),
+        Target(policy=builtin_policy("guarded"), contract=CONTRACT, fixture=FIXTURE, invariants=()),
+        SINGLE,
         chooser=walker,
     )
     assert walker.kinds_taken == ["crash"] * 5
@@ -91,15 +93,12 @@ def test_delta_debugging_drops_the_deviations_the_failure_does_not_need() -> Non
     policy = builtin_policy("control-no-saga")
     assert policy is not None
     failing = execute(
-        policy=policy,
-        contract=CONTRACT,
-        plans=SINGLE,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(policy=policy, contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS),
+        SINGLE,
         chooser=Deviations([noise, jump, cause]),
     )
     assert failing.deviations == 3 and failing.failures
-    small = shrink(target("control-no-saga"), SINGLE, failing)
+    small = delta_debug(target("control-no-saga"), failing, Deadline())
     assert small.deviations == 1
     assert small.failures[0].name == failing.failures[0].name
     (step,) = [s for s in small.steps if s.deviation]

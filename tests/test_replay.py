@@ -14,12 +14,13 @@ from txcheck.cli import main
 from txcheck.cli.cmd_replay import ReplayReport, replay_trace, shared_plans
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import Execution, execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.traces.document import dumps_trace, load_trace, trace_of, write_trace
+from txcheck.traces.document import dumps_trace, load_trace, target_of, trace_of, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TRACE = ROOT / "examples" / "pytest_example" / "counterexample.json"
@@ -33,11 +34,13 @@ SMALL = Plan.of(
 
 def _run(policy: str, plans: list[Plan], *deviations: Deviation) -> Execution:
     return execute(
-        policy=builtin_policy(policy),
-        contract=CONTRACT,
-        plans=plans,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=builtin_policy(policy),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        plans,
         chooser=Deviations(deviations),
     )
 
@@ -187,6 +190,7 @@ def test_the_human_report_reads_as_expected(tmp_path: Path) -> None:
         policy="naive",
         recorded_policy=trace.policy,
         recorded=("retries_reuse_key",),
+        target=target_of(trace, builtin_policy("naive")),  # type: ignore[arg-type]
         execution=replay_trace(trace, "naive", timeout=None),
     )
     console = Console(color_system=None, width=100, file=io.StringIO())

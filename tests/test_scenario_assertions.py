@@ -6,6 +6,8 @@ import pytest
 
 from txcheck.explore.schedule import Deviation, Deviations
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
+from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import builtin_policy
@@ -18,18 +20,19 @@ from txcheck.scenarios.assertions import (
     verdict_codes,
 )
 from txcheck.scenarios.plans import CHARGE_WITHOUT_AMOUNT, CHECKOUT
-from txcheck.scenarios.run import INVARIANTS
 
 
 def _evidence(policy: str, plan: Plan, *deviations: Deviation) -> Evidence:
     found = builtin_policy(policy)
     assert found is not None
     execution = execute(
-        policy=found,
-        contract=default_contract(),
-        plans=[plan],
-        fixture=default_fixture(),
-        invariants=INVARIANTS,
+        Target(
+            policy=found,
+            contract=default_contract(),
+            fixture=default_fixture(),
+            invariants=INVARIANTS,
+        ),
+        [plan],
         chooser=Deviations(deviations),
         stop_at_first=False,
     )

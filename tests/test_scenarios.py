@@ -22,12 +22,13 @@ from txcheck.cli import cmd_scenarios, main
 from txcheck.cli.render_scenarios import ScenariosReport
 from txcheck.explore.schedule import Deviations
 from txcheck.explore.session import execute
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import TxcheckError
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import DESIGNATED, builtin_policy
-from txcheck.models.runner import Choice
 from txcheck.scenarios.catalog import (
     CONTROLS,
     DIMENSIONS,
@@ -120,19 +121,13 @@ def test_a_seed_replays_to_the_recorded_trace(runs: dict[str, ScenarioRun]) -> N
     policy = builtin_policy("guarded")
     assert policy is not None
     seeded = execute(
-        policy=policy,
-        contract=CONTRACT,
-        plans=plans,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(policy=policy, contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS),
+        plans,
         chooser=Deviations(deviations),
     )
     replayed = execute(
-        policy=policy,
-        contract=CONTRACT,
-        plans=plans,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(policy=policy, contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS),
+        plans,
         choices=[Choice.from_json(s) for s in recorded],
     )
     assert [s.to_json() for s in seeded.steps] == recorded

@@ -3,7 +3,6 @@ that changes no invariant's verdict or minimal counterexample length."""
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,21 +10,22 @@ from pathlib import Path
 import attrs
 import pytest
 
-from txcheck.explore.engine import Budget, EngineReport, Target
 from txcheck.explore.independence import Moment
+from txcheck.explore.report import EngineReport
 from txcheck.explore.representative import representative_plans
 from txcheck.explore.session import execute
 from txcheck.explore.systematic import SystematicEngine
+from txcheck.explore.target import Bounds, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT as CHECKOUT_SERVICES
+from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import DESIGNATED, Guarded, builtin_policy
 from txcheck.models.policies.base import ActorGen, Policy
 from txcheck.models.proposal import Plan
 from txcheck.models.requests import Delivery, SeenCheck
-from txcheck.models.runner import Choice, Run
-from txcheck.models.world import World
+from txcheck.models.runner import Run
 from txcheck.traces.document import trace_of
 
 CONTRACT = default_contract()
@@ -61,7 +61,8 @@ def target(
 
 
 def explore(t: Target, k: int, *, prune: bool = True, states: int = 10**6) -> EngineReport:
-    return SystematicEngine(prune=prune).explore(t, Budget(max_faults=k, max_states=states))
+    bounded = attrs.evolve(t, bounds=Bounds(max_faults=k, max_states=states))
+    return SystematicEngine(prune=prune).explore(bounded, Deadline())
 
 
 def outcome(report: EngineReport) -> tuple[str, int, int] | None:
@@ -95,7 +96,7 @@ def test_each_control_fails_its_designated_invariant_with_the_fewest_deviations(
     plans, invariant, deviations, deviation = SHORTEST[name]
     report = explore(target(name, plans), 2)
     found = report.counterexample
-    assert found is not None and found.engine == "systematic"
+    assert found is not None and found.found_by == "systematic"
     assert found.invariant == invariant and invariant in DESIGNATED[name]
     assert found.deviations == found.execution.deviations == deviations
     # Minimal by construction: every level below was explored and found nothing.
@@ -117,11 +118,13 @@ def test_the_counterexample_is_a_replayable_trace() -> None:
     )
     assert [v["invariant"] for v in trace["violations"]] == ["consumer_effect_at_most_once"]
     again = execute(
-        policy=builtin_policy("control-no-dedupe"),  # type: ignore[arg-type]
-        contract=CONTRACT,
-        plans=found.plans,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=builtin_policy("control-no-dedupe"),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        found.plans,
         choices=[Choice.from_json(s) for s in trace["steps"]],
     )
     assert [s.to_json() for s in again.steps] == trace["steps"]
@@ -258,8 +261,8 @@ def test_a_default_schedule_that_loops_is_a_failure_to_quiesce() -> None:
 
 
 def tracked(choices: Sequence[Choice] = ()) -> Run:
-    run = Run(
-        policy=Guarded(), contract=CONTRACT, plans=SINGLE, fixture=FIXTURE, track_positions=True
+    run = Target(policy=Guarded(), contract=CONTRACT, fixture=FIXTURE).run(
+        SINGLE, track_positions=True
     )
     for choice in choices:
         run.apply(choice)
@@ -287,7 +290,7 @@ def test_a_fingerprint_sees_an_actor_s_position_not_just_the_world() -> None:
 def test_tracking_resumed_after_a_replay_gives_the_same_fingerprints() -> None:
     reference = tracked()
     choices = list(default_steps(reference, 20))
-    replayed = Run(policy=Guarded(), contract=CONTRACT, plans=SINGLE, fixture=FIXTURE)
+    replayed = Target(policy=Guarded(), contract=CONTRACT, fixture=FIXTURE).run(SINGLE)
     for choice in choices[:12]:
         replayed.apply(choice)
     partial = tracked(choices[:12])
@@ -320,7 +323,7 @@ def test_a_relay_step_commutes_with_a_journal_append_but_a_jump_not_with_a_send(
     assert not Moment(run, run.choices()).commutes(Choice("clock", "jump"))
 
 
-def test_a_user_service_set_runs_through_the_world_factory() -> None:
+def test_a_user_service_set_reaches_the_systematic_engine() -> None:
     path = Path(__file__).resolve().parent.parent / "examples" / "custom_service" / "gift_cards.py"
     spec = importlib.util.spec_from_file_location("gift_cards_for_systematic", path)
     assert spec is not None and spec.loader is not None
@@ -333,13 +336,12 @@ def test_a_user_service_set_runs_through_the_world_factory() -> None:
         policy=naive,
         contract=gift_cards.contract(),
         fixture=gift_cards.fixture(),
+        services=(CHECKOUT_SERVICES, gift_cards.GIFT_CARDS),
         invariants=(gift_cards.one_gift_card_per_order,),
         plans=((gift_cards.PLAN,),),
+        bounds=Bounds(max_faults=1),
     )
-    engine = SystematicEngine(
-        world_factory=functools.partial(World, services=(CHECKOUT_SERVICES, gift_cards.GIFT_CARDS))
-    )
-    found = engine.explore(user, Budget(max_faults=1)).counterexample
+    found = SystematicEngine().explore(user, Deadline()).counterexample
     assert found is not None
     assert (found.invariant, found.deviations) == ("one_gift_card_per_order", 1)
     assert "gift_cards" in found.execution.run.world.state

@@ -20,10 +20,9 @@ from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.explore.auto import ENGINES, ExploreResult, explore
-from txcheck.explore.engine import Budget, Counterexample, Target
-from txcheck.explore.hypothesis_engine import DEFAULT_DATABASE, HypothesisOptions
 from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
-from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.explore.report import Counterexample
+from txcheck.explore.target import Bounds, Budget, Target
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, PolicyError
@@ -130,15 +129,23 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy) -> Target:
         policy=loaded.policy,
         contract=contract,
         fixture=fixture,
-        invariants=DEFAULT_INVARIANTS,
         plans=plans,
+        bounds=Bounds(max_faults=args.max_faults),
+        budget=Budget(
+            max_examples=args.max_examples,
+            time_budget=args.time_budget,
+            seed=args.seed,
+            max_shrinks=args.max_shrinks,
+        ),
     )
 
 
 def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
     execution = found.execution
     return {
-        "engine": found.engine,
+        "engine": found.found_by,
+        "found_by": found.found_by,
+        "shortened_by": found.shortened_by,
         "invariant": found.invariant,
         "violations": [f.to_json() for f in execution.failures],
         "error": execution.error,
@@ -163,27 +170,13 @@ def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> 
 def run(args: argparse.Namespace) -> int:
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
     target = _target(args, loaded)
-    budget = Budget(
-        max_examples=args.max_examples,
-        max_faults=args.max_faults,
-        time_budget=args.time_budget,
-        seed=args.seed or 0,
-    )
     progress = ExploreProgress(Console(stderr=True))
-    options = HypothesisOptions(
-        seed=args.seed,
-        database=DEFAULT_DATABASE,
-        max_shrinks=args.max_shrinks,
-        on_stats=progress.track,
-    )
     with progress:
         result = explore(
             target,
-            budget,
             engine=args.engine,
             seeds=not args.no_seeds and not args.plan,
-            options=options,
-            on_engine=progress.engine,
+            observe=progress.observe,
         )
     found = result.counterexample
     console = report_console()
@@ -194,14 +187,14 @@ def run(args: argparse.Namespace) -> int:
             contract=target.contract,
             fixture=target.fixture,
             plans=found.plans,
-            extra={"engine": found.engine},
+            extra={"engine": found.found_by},
         )
         write_trace(document, args.trace_out)
         if not args.json:
             console.print(
                 counterexample_report(
                     found.execution,
-                    policy=loaded.spec,
+                    target=target,
                     trace_path=args.trace_out,
                     reproduction=python_reproduction(
                         found.execution,
@@ -210,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
                         fixture=target.fixture,
                         trace_path=args.trace_out,
                     ),
-                    found_by=found.engine,
+                    found_by=found.found_by,
                 )
             )
     if args.json:

@@ -24,11 +24,11 @@ from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, load_policy
 from txcheck.explore.schedule import Deviations
 from txcheck.explore.session import Execution, execute
-from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.explore.target import Target
 from txcheck.models.canonical import canonical_json
 from txcheck.models.errors import PolicyError
 from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.traces.document import Trace, load_trace, translate_deviations
+from txcheck.traces.document import Trace, load_trace, target_of, translate_deviations
 
 __all__ = ["ReplayReport", "register", "replay_trace", "run", "shared_plans"]
 
@@ -63,13 +63,11 @@ def replay_trace(
     choices, or with ``translate`` its faults (``translate_deviations``), which another
     policy can meet although its steps differ."""
     loaded = load_policy(policy, timeout=timeout)
+    target = target_of(trace, loaded.policy, policy_name=loaded.spec)
     chooser = Deviations(translate_deviations(trace.document)) if translate else None
     return execute(
-        policy=loaded.policy,
-        contract=trace.contract,
-        plans=shared_plans(trace.plans),
-        fixture=trace.fixture,
-        invariants=DEFAULT_INVARIANTS,
+        target,
+        shared_plans(trace.plans),
         choices=() if translate else trace.choices,
         chooser=chooser,
     )
@@ -87,6 +85,7 @@ class ReplayReport:
     policy: str
     recorded_policy: str
     recorded: tuple[str, ...]
+    target: Target = attrs.field(eq=False)
     execution: Execution = attrs.field(eq=False)
     translated: Execution | None = attrs.field(default=None, eq=False)
 
@@ -154,7 +153,7 @@ class ReplayReport:
                 style="bold",
             )
         if final.failures or final.error:
-            yield counterexample_report(final, policy=self.policy)
+            yield counterexample_report(final, target=self.target)
         recorded = ", ".join(self.recorded) or "none"
         if self.reproduced:
             yield Text(f"Reproduced: {recorded}.", style="bold red")
@@ -187,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         policy=policy,
         recorded_policy=trace.policy,
         recorded=tuple(_names(trace.violations)),
+        target=target_of(trace, load_policy(policy, timeout=None).policy, policy_name=policy),
         execution=execution,
         translated=translated,
     )

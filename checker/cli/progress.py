@@ -1,7 +1,7 @@
 """A live progress line for ``txcheck explore`` on stderr, shown only on a terminal.
 
-It reads the running engine's counters (``txcheck.explore.machine.Stats``) a few times a second:
-examples run, steps per second, distinct fault kinds covered, elapsed time. Nothing here
+It reads the running search's counters (a ``txcheck.explore.report.Tally``) a few times a
+second: runs, steps per second, distinct deviation kinds taken, elapsed time. Nothing here
 ever reaches stdout or a result file.
 """
 
@@ -14,41 +14,39 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from txcheck.explore.faults import FAULT_KINDS
-from txcheck.explore.machine import Stats
+from txcheck.explore.report import Tally
+from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreProgress"]
 
 
 class ExploreProgress:
-    """``with ExploreProgress(console):`` shows the line; ``engine()`` and ``track()``
-    tell it what is running."""
+    """``with ExploreProgress(console):`` shows the line; ``observe`` (an
+    ``explore`` observer) tells it which search runs and hands it its counters."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.started = time.monotonic()
         self.current = "starting"
-        self.stats: Stats | None = None
+        self.since = self.started
+        self.tally: Tally | None = None
         self._live: Live | None = None
 
-    def engine(self, name: str) -> None:
+    def observe(self, name: str, tally: Tally) -> None:
         self.current = name
-        self.stats = None
-
-    def track(self, stats: Stats) -> None:
-        self.stats = stats
+        self.since = time.monotonic()
+        self.tally = tally
 
     def __rich__(self) -> Text:
         elapsed = time.monotonic() - self.started
         parts = [f"exploring ({self.current})"]
-        stats = self.stats
-        if stats is not None:
-            running = max(time.monotonic() - stats.started, 1e-9)
-            kinds = len(set(stats.faults) & set(FAULT_KINDS))
+        tally = self.tally
+        if tally is not None:
+            running = max(time.monotonic() - self.since, 1e-9)
             parts += [
-                f"{stats.examples} examples",
-                f"{stats.steps / running:,.0f} steps/s",
-                f"{kinds}/{len(FAULT_KINDS)} fault kinds",
+                f"{tally.runs} runs",
+                f"{tally.steps / running:,.0f} steps/s",
+                f"{len(tally.deviations)}/{len(FaultKind)} deviation kinds",
             ]
         parts.append(f"{elapsed:.1f}s")
         return Text(" · ".join(parts))

@@ -1,8 +1,8 @@
 """Human rendering of an exploration: what ran, what it covered, what it found.
 
 ``ExploreSummary`` is a rich renderable: one row per engine (runs, steps, notes), then the
-coverage summary (fault kinds injected, invariants evaluated, how runs ended, with
-counts). Wall-clock figures are left out so the text is reproducible.
+coverage summary (deviations taken by kind, the states each invariant was checked at,
+how runs ended, with counts). Wall-clock figures are left out so the text is reproducible.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.explore.auto import ExploreResult
-from txcheck.explore.faults import FAULT_KINDS
+from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreSummary"]
 
 _SECTIONS = (
-    ("faults", "Fault kinds injected"),
-    ("invariants", "Invariants evaluated"),
+    ("deviations", "Deviations taken, by kind"),
+    ("invariants", "Invariants checked (states)"),
     ("outcomes", "How runs ended (journal phase per instance)"),
 )
 
@@ -39,9 +39,10 @@ class ExploreSummary:
             yield Text(f"No counterexample for policy {self.policy}.", style="bold green")
         else:
             found = result.counterexample
+            shortened = f", shortened by {found.shortened_by}" if found.shortened_by else ""
             yield Text(
                 f"Counterexample for policy {self.policy}: {found.invariant} "
-                f"(found by {found.engine}, {found.deviations} deviations, "
+                f"(found by {found.found_by}{shortened}, {found.deviations} deviations, "
                 f"{len(found.execution.steps)} steps)",
                 style="bold red",
             )
@@ -60,13 +61,14 @@ class ExploreSummary:
         for key, title in _SECTIONS:
             counts: Mapping[str, int] = coverage.get(key, {})
             heading = title
-            if key == "faults":
-                missing = [k for k in FAULT_KINDS if k not in counts]
-                heading += f" ({len(FAULT_KINDS) - len(missing)}/{len(FAULT_KINDS)} kinds)"
-            if not counts and key != "faults":
+            missing = []
+            if key == "deviations":
+                missing = [str(k) for k in FaultKind if k not in counts]
+                heading += f" ({len(FaultKind) - len(missing)}/{len(FaultKind)} kinds)"
+            if not counts and key != "deviations":
                 continue
             yield Text(heading + ":", style="bold")
             line = ", ".join(f"{name} {count}" for name, count in counts.items())
             yield Text(f"  {line or 'none'}")
-            if key == "faults" and missing:
-                yield Text(f"  never injected: {', '.join(missing)}")
+            if missing:
+                yield Text(f"  never taken: {', '.join(missing)}")

@@ -2,8 +2,9 @@
 to reproduce it.
 
 ``CounterexampleReport`` is a rich renderable built by ``counterexample_report``, which
-re-runs the recorded choices once to take ``World.snapshot()`` before and after the step
-that broke a safety invariant (for a liveness failure: the initial and the final state).
+re-takes the recorded steps up to the one that broke a safety invariant, in a fresh run of
+the same target, to snapshot the world before and after it (for a liveness failure: the
+initial and the final state).
 Steps are numbered, deviations from the default schedule are marked ``*``. Every cell is
 plain ``Text``: plan values are never read as markup.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,8 +22,8 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.explore.session import Execution
+from txcheck.explore.target import Target
 from txcheck.models.runner import Run, Step
-from txcheck.models.world import World
 from txcheck.traces.json_diff import json_diff
 
 __all__ = ["CounterexampleReport", "counterexample_report", "render_text", "report_console"]
@@ -172,19 +173,11 @@ def _plans_table(run: Run) -> Table:
 
 
 def _snapshots(
-    execution: Execution, step: int | None, world_factory: Callable[..., World]
+    execution: Execution, step: int | None, target: Target
 ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    old = execution.run
-    run = Run(
-        policy=old.policy,
-        contract=old.contract,
-        plans=old.plans,
-        fixture=old.world.fixture,
-        world_factory=world_factory,
-        max_steps=old.max_steps,
-    )
+    run = target.run(execution.plans)
     if step is None:
-        return run.world.snapshot(), old.world.snapshot()
+        return run.world.snapshot(), execution.run.world.snapshot()
     for recorded in execution.steps[:step]:
         run.apply(recorded.choice, deviation=recorded.deviation)
     before = run.world.snapshot()
@@ -196,14 +189,14 @@ def _snapshots(
 def counterexample_report(
     execution: Execution,
     *,
-    policy: str,
+    target: Target,
     trace_path: str | None = None,
     reproduction: str | None = None,
     found_by: str | None = None,
-    world_factory: Callable[..., World] = World,
     diff_limit: int = 40,
 ) -> CounterexampleReport:
-    """Build the report, re-running the choices once for the state diff."""
+    """Build the report, re-taking the steps once (in a run of ``target``) for the
+    state diff."""
     step: int | None = None
     if execution.failures:
         step = execution.failures[0].step
@@ -211,14 +204,14 @@ def counterexample_report(
         step = len(execution.steps) - 1
     if step is not None and step >= len(execution.steps):
         step = None
-    before, after = _snapshots(execution, step, world_factory)
+    before, after = _snapshots(execution, step, target)
     title = (
         f"State change at step {step}:"
         if step is not None
         else "State change over the whole run (the failure is at quiescence):"
     )
     return CounterexampleReport(
-        policy=policy,
+        policy=target.policy_name,
         execution=execution,
         diff_title=title,
         diff=tuple(_diff_lines(before, after, diff_limit)),

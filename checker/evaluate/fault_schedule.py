@@ -4,8 +4,8 @@ Stage two judges a proposal under faults without searching: it walks the policy'
 (fault-free) run once, and at each step lists the faults the runner offers there, of these
 kinds only:
 
-- each non-``ok`` outcome of every tool call (``txcheck.models.world.OUTCOMES``, or
-  ``READ_OUTCOMES`` for reads): the k-th call's timeout, lost response, transient and
+- each non-``ok`` outcome of every tool call (``TOOL_OUTCOMES``, or ``READ_OUTCOMES`` for
+  reads, in ``txcheck.models.choices``): the k-th call's timeout, lost response, transient and
   permanent error;
 - a crash of each actor that is in the middle of something (an orchestrator that has done
   nothing since it started is skipped: crashing it changes nothing but the fault count);
@@ -24,27 +24,26 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.contract import Contract
+from txcheck.explore.target import Target
+from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.errors import PolicyError
-from txcheck.models.fixture import WorldFixture
-from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Choice, Run
+from txcheck.models.runner import Run
 
 __all__ = ["SCHEDULE_KINDS", "FaultPoint", "Schedule", "fault_schedule"]
 
-SCHEDULE_KINDS: tuple[str, ...] = (
-    "timeout_before_commit",
-    "lost_response_after_commit",
-    "transient_error",
-    "permanent_error",
-    "crash",
-    "duplicate",
-    "ack_lost",
+SCHEDULE_KINDS: tuple[FaultKind, ...] = (
+    FaultKind.TIMEOUT_BEFORE_COMMIT,
+    FaultKind.LOST_RESPONSE_AFTER_COMMIT,
+    FaultKind.TRANSIENT_ERROR,
+    FaultKind.PERMANENT_ERROR,
+    FaultKind.CRASH,
+    FaultKind.DUPLICATE,
+    FaultKind.ACK_LOST,
 )
 """The fault kinds the schedule injects, in report order."""
 
-_STEP_FAULTS = ("duplicate", "ack_lost")
+_STEP_FAULTS = (Outcome.DUPLICATE, Outcome.ACK_LOST)
 
 
 @attrs.frozen(kw_only=True)
@@ -56,7 +55,7 @@ class FaultPoint:
     """
 
     step: int
-    kind: str
+    kind: FaultKind = attrs.field(converter=FaultKind)
     choice: Choice
     request: tuple[tuple[str, str], ...] = ()
     invoke: int | None = None
@@ -66,7 +65,7 @@ class FaultPoint:
         info = dict(self.request)
         if self.invoke is not None:
             where = f"on tool call {self.invoke} ({info.get('tool')} {info.get('call')})"
-        elif self.kind == "crash":
+        elif self.kind is FaultKind.CRASH:
             where = f"of {self.choice.actor}" + (
                 f" before its {info['kind']}" if "kind" in info else ""
             )
@@ -77,7 +76,7 @@ class FaultPoint:
     def to_json(self) -> dict[str, Any]:
         return {
             "step": self.step,
-            "kind": self.kind,
+            "kind": str(self.kind),
             **self.choice.to_json(),
             "request": dict(self.request),
             "invoke": self.invoke,
@@ -103,22 +102,22 @@ class Schedule:
 
     def counts(self) -> dict[str, int]:
         """Fault points per kind, every kind listed."""
-        counts = dict.fromkeys(SCHEDULE_KINDS, 0)
+        counts = dict.fromkeys((str(k) for k in SCHEDULE_KINDS), 0)
         for point in self.points:
-            counts[point.kind] += 1
+            counts[str(point.kind)] += 1
         return counts
 
 
-def _kind(run: Run, choice: Choice, default: Choice) -> str | None:
+def _kind(run: Run, choice: Choice, default: Choice) -> FaultKind | None:
     """The schedule kind of a non-default option, or None when the schedule skips it."""
     if choice == default:
         return None
-    if choice.action == "complete" and choice.outcome != "ok":
-        return choice.outcome
-    if choice.action == "crash":
-        return None if run.fresh(choice.actor) else "crash"
-    if choice.action == "step" and choice.outcome in _STEP_FAULTS:
-        return choice.outcome
+    if choice.action is Action.COMPLETE and choice.outcome != Outcome.OK:
+        return FaultKind(str(choice.outcome))
+    if choice.action is Action.CRASH:
+        return None if run.fresh(choice.actor) else FaultKind.CRASH
+    if choice.action is Action.STEP and choice.outcome in _STEP_FAULTS:
+        return FaultKind(str(choice.outcome))
     return None
 
 
@@ -127,34 +126,25 @@ def _request(run: Run, actor: str) -> tuple[tuple[str, str], ...]:
     return tuple((k, str(current[k])) for k in ("kind", "tool", "call") if k in current)
 
 
-def fault_schedule(
-    *,
-    policy: Policy,
-    contract: Contract,
-    plans: Sequence[Plan],
-    fixture: WorldFixture,
-    max_steps: int = 2000,
-) -> Schedule:
-    """Walk the default run of ``plans`` under ``policy`` and list every scheduled fault.
-
-    A policy that raises ends the walk there: the judged fault-free run reports the error.
-    """
+def fault_schedule(target: Target, plans: Sequence[Plan]) -> Schedule:
+    """Walk the default run of ``plans`` under ``target``'s policy and list every scheduled
+    fault. A policy that raises ends the walk there: the judged fault-free run reports the
+    error."""
     default: list[Choice] = []
     points: list[FaultPoint] = []
+    max_steps = target.bounds.max_steps
     try:
-        run = Run(
-            policy=policy, contract=contract, plans=plans, fixture=fixture, max_steps=max_steps
-        )
+        run = target.run(plans)
         invokes = 0
         while (options := run.choices()) and len(default) < max_steps:
             first = options[0]
-            if first.action == "complete":
+            if first.action is Action.COMPLETE:
                 invokes += 1
             for choice in options[1:]:
                 kind = _kind(run, choice, first)
                 if kind is None:
                     continue
-                if choice.action == "complete" and choice.actor != first.actor:
+                if choice.action is Action.COMPLETE and choice.actor != first.actor:
                     continue  # another pending call: its faults are listed when it completes
                 points.append(
                     FaultPoint(
@@ -162,7 +152,7 @@ def fault_schedule(
                         kind=kind,
                         choice=choice,
                         request=_request(run, choice.actor),
-                        invoke=invokes if choice.action == "complete" else None,
+                        invoke=invokes if choice.action is Action.COMPLETE else None,
                     )
                 )
             default.append(first)

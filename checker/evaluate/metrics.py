@@ -14,10 +14,11 @@ from typing import Any
 import attrs
 
 from txcheck.evaluate.stage2 import VETOES, RunResult
+from txcheck.models.choices import FaultKind
 
 __all__ = ["UNKNOWN_KINDS", "Efficiency", "Recovery", "VetoCount", "percentile"]
 
-UNKNOWN_KINDS = frozenset({"timeout_before_commit", "lost_response_after_commit"})
+UNKNOWN_KINDS = frozenset({FaultKind.TIMEOUT_BEFORE_COMMIT, FaultKind.LOST_RESPONSE_AFTER_COMMIT})
 """Faults after which the orchestrator cannot know whether the call committed."""
 
 

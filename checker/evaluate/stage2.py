@@ -28,23 +28,21 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
 from txcheck.evaluate.fault_schedule import FaultPoint, fault_schedule
 from txcheck.explore.session import Execution, execute
-from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.explore.target import Target
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Check
 from txcheck.score.expectations import compensated_call
 
 __all__ = [
-    "INVARIANTS",
     "RECOVERY_VETOES",
     "RUN_OUTCOMES",
     "STATE_VETOES",
@@ -58,7 +56,6 @@ __all__ = [
     "run_schedule",
 ]
 
-INVARIANTS = cast("tuple[Check, ...]", DEFAULT_INVARIANTS)
 RUN_OUTCOMES = ("completed", "compensated", "nothing_committed", "manual", "incomplete", "error")
 STATE_VETOES = ("double_charge", "unauthorised_write", "wrong_resource")
 RECOVERY_VETOES = ("new_key_on_retry", "compensation_not_escalated")
@@ -91,9 +88,8 @@ def reference_of(
     plan = Plan.of(*calls)
     policy = builtin_policy(REFERENCE_POLICY)
     assert policy is not None
-    execution = execute(
-        policy=policy, contract=contract, plans=[plan], fixture=fixture, invariants=()
-    )
+    target = Target(policy=policy, contract=contract, fixture=fixture, invariants=())
+    execution = execute(target, [plan])
     world = execution.run.world
     resources: dict[str, set[str]] = {}
     for name, arguments in calls:
@@ -289,15 +285,13 @@ def run_schedule(
     fault point of its schedule."""
     policy = builtin_policy(policy_name)
     assert policy is not None, policy_name
-    schedule = fault_schedule(policy=policy, contract=contract, plans=[plan], fixture=fixture)
+    target = Target(policy=policy, contract=contract, fixture=fixture)
+    schedule = fault_schedule(target, [plan])
 
     def one(point: FaultPoint | None) -> Execution:
         return execute(
-            policy=policy,
-            contract=contract,
-            plans=[plan],
-            fixture=fixture,
-            invariants=INVARIANTS,
+            target,
+            [plan],
             choices=() if point is None else schedule.choices(point),
             stop_at_first=False,
         )

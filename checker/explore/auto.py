@@ -1,66 +1,53 @@
-"""``explore``: put every exploration engine behind one call, one budget and one result.
+"""``explore``: every exploration engine behind one call, one target and one result.
 
 ``auto`` replays the scenario seeds first (regression seeds; ``seeds=False`` turns them
-off), then runs each available engine in ``AUTO_ORDER``, sharing the time budget, and
-stops at the first counterexample. An engine is one line in ``ENGINES``: a factory from
-the options to an object with the ``txcheck.explore.engine.Engine`` protocol.
+off), then runs each engine in ``AUTO_ORDER``, sharing the time budget, and stops at the
+first counterexample. An engine is one line in ``ENGINES``.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 
 import attrs
 
-from txcheck.explore.engine import Budget, Counterexample, Engine, EngineReport, Target
-from txcheck.explore.faults import kind_of
-from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.hypothesis_engine import HypothesisEngine
+from txcheck.explore.random_walk import RandomEngine
+from txcheck.explore.report import Counterexample, Engine, EngineReport, Tally
 from txcheck.explore.schedule import Deviations
-from txcheck.explore.session import Execution, execute
+from txcheck.explore.session import Session
+from txcheck.explore.shrink import search_below
+from txcheck.explore.systematic import SystematicEngine
+from txcheck.explore.target import Deadline, Target
 from txcheck.models.errors import InputError
-from txcheck.models.runner import Run
 from txcheck.scenarios.catalog import scenario_seeds
 
 __all__ = [
     "AUTO_ORDER",
     "ENGINES",
+    "SHORTEN_SECONDS",
     "ExploreResult",
-    "available_engines",
+    "Observer",
     "explore",
     "run_seeds",
 ]
 
-
-def _load(path: str) -> Callable[[], Engine]:
-    """The engine class at ``module:Name`` (engines import lazily: each is optional)."""
-    module, _, name = path.partition(":")
-    factory: Callable[[], Engine] = getattr(importlib.import_module(module), name)
-    return factory
-
-
-ENGINES: dict[str, Callable[[HypothesisOptions], Engine]] = {
-    "systematic": lambda options: _load("txcheck.explore.systematic:SystematicEngine")(),
+ENGINES: dict[str, Callable[[], Engine]] = {
+    "systematic": SystematicEngine,
     "hypothesis": HypothesisEngine,
-    "random": lambda options: _load("txcheck.explore.random_walk:RandomEngine")(),
+    "random": RandomEngine,
 }
 """Engine name -> factory; add an engine with one line here."""
 
 AUTO_ORDER: tuple[str, ...] = ("systematic", "hypothesis", "random")
 """The order ``auto`` runs the engines in: exhaustive first, then generated, then deep."""
 
+SHORTEN_SECONDS = 10.0
+"""How long ``auto`` may search for a shorter counterexample than a seed's."""
 
-def available_engines() -> list[str]:
-    """The engines that can be built here (a missing optional module is skipped)."""
-    names = []
-    for name, factory in ENGINES.items():
-        try:
-            factory(HypothesisOptions())
-        except ImportError:
-            continue
-        names.append(name)
-    return names
+Observer = Callable[[str, Tally], None]
+"""Told when each search starts: its name and the counters it fills as it goes."""
 
 
 @attrs.frozen(kw_only=True)
@@ -85,156 +72,83 @@ class ExploreResult:
         return {s: dict(sorted(c.items())) for s, c in sorted(total.items())}
 
 
-def run_seeds(target: Target, budget: Budget) -> EngineReport:
+def run_seeds(target: Target, deadline: Deadline, tally: Tally | None = None) -> EngineReport:
     """Replay every scenario seed whose tools the contract has, on the target policy."""
     started = time.monotonic()
-    runs = steps = 0
-    faults: dict[str, int] = {}
+    counters = tally if tally is not None else Tally()
     found = None
     for plans, deviations in scenario_seeds():
-        if budget.expired():
+        if deadline.expired():
             break
         if any(target.contract.tool(c.name) is None for p in plans for c in p.calls):
             continue
-        execution = execute(
-            policy=target.policy,
-            contract=target.contract,
-            plans=plans,
-            fixture=target.fixture,
-            invariants=target.invariants,
-            chooser=Deviations(deviations),
-        )
-        runs += 1
-        steps += len(execution.steps)
-        for kind in _kinds(execution):
-            faults[kind] = faults.get(kind, 0) + 1
+        session = Session(target, plans)
+        session.drive(Deviations(deviations))
+        execution = session.finish()
+        counters.runs += 1
+        counters.session(session)
+        for step in execution.steps:
+            if step.kind is not None:
+                counters.deviation(step.kind)
         if not execution.ok:
-            found = Counterexample(
-                engine="seeds",
-                plans=tuple(plans),
-                execution=execution,
-                deviations=execution.deviations,
-            )
+            found = Counterexample(found_by="seeds", plans=tuple(plans), execution=execution)
             break
     return EngineReport(
         engine="seeds",
-        runs=runs,
-        steps=steps,
+        runs=counters.runs,
+        steps=counters.steps,
         counterexample=found,
-        coverage={"faults": dict(sorted(faults.items()))},
+        coverage=counters.coverage(),
         seconds=time.monotonic() - started,
     )
 
 
-SHORTEN_SECONDS = 10.0
-"""How long ``auto`` may search for a shorter counterexample than a seed's."""
-
-
-def _shorten(target: Target, budget: Budget, found: Counterexample) -> EngineReport | None:
+def _shorten(
+    target: Target, deadline: Deadline, found: Counterexample
+) -> tuple[EngineReport | None, Counterexample]:
     """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
-    below its deviation count, briefly, and return the report if that finds a shorter
-    counterexample (any invariant; the systematic engine returns the fewest deviations)."""
-    if found.deviations == 0:
-        return None
-    try:
-        engine = ENGINES["systematic"](HypothesisOptions())
-    except ImportError:
-        return None
-    left = SHORTEN_SECONDS
-    if budget.deadline is not None:
-        left = min(left, max(0.0, budget.deadline - time.monotonic()))
-    narrow = Budget(
-        max_examples=budget.max_examples,
-        max_faults=found.deviations - 1,
-        max_states=budget.max_states,
-        seed=budget.seed,
-        deadline=time.monotonic() + left,
-    )
-    report = engine.explore(attrs.evolve(target, plans=(found.plans,)), narrow)
-    return report if report.counterexample is not None else None
-
-
-def _kinds(execution: Execution) -> list[str]:
-    """The fault kind of each deviation, re-deriving the options at each step."""
-    old = execution.run
-    run = Run(
-        policy=old.policy,
-        contract=old.contract,
-        plans=old.plans,
-        fixture=old.world.fixture,
-        max_steps=old.max_steps,
-    )
-    kinds = []
-    for step in execution.steps:
-        if step.deviation:
-            kind = kind_of(step.choice, run.choices())
-            if kind is not None:
-                kinds.append(kind)
-        run.apply(step.choice, deviation=step.deviation)
-    return kinds
-
-
-def _share(budget: Budget, engines_left: int) -> Budget:
-    """This engine's part of the budget: an equal share of the time that is left."""
-    deadline = budget.deadline
-    if deadline is not None:
-        left = max(0.0, deadline - time.monotonic())
-        deadline = time.monotonic() + left / max(1, engines_left)
-    return Budget(
-        max_examples=budget.max_examples,
-        max_faults=budget.max_faults,
-        time_budget=budget.time_budget,
-        max_states=budget.max_states,
-        seed=budget.seed,
-        deadline=deadline,
-    )
+    below its deviation count, briefly; the report and the (perhaps shorter) bug."""
+    report = search_below(target, found.plans, found.deviations, deadline.within(SHORTEN_SECONDS))
+    if report is None or report.counterexample is None:
+        return report, found
+    return report, found.shortened("systematic", report.counterexample.execution)
 
 
 def explore(
     target: Target,
-    budget: Budget,
     *,
     engine: str = "auto",
     seeds: bool = True,
-    options: HypothesisOptions | None = None,
-    on_engine: Callable[[str], None] | None = None,
+    deadline: Deadline | None = None,
+    observe: Observer | None = None,
 ) -> ExploreResult:
-    """Search ``target`` for a counterexample within ``budget``."""
-    options = options or HypothesisOptions()
+    """Search ``target`` for a counterexample, within its budget (or ``deadline``)."""
     if engine != "auto" and engine not in ENGINES:
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
-    budget.start()
+    deadline = deadline or Deadline(target.budget.time_budget)
     reports: list[EngineReport] = []
+
+    def tally(name: str) -> Tally:
+        counters = Tally()
+        if observe is not None:
+            observe(name, counters)
+        return counters
+
     if engine == "auto" and seeds:
-        if on_engine is not None:
-            on_engine("seeds")
-        report = run_seeds(target, budget)
+        report = run_seeds(target, deadline, tally("seeds"))
         reports.append(report)
         if report.counterexample is not None:
-            shorter = _shorten(target, budget, report.counterexample)
+            shorter, found = _shorten(target, deadline, report.counterexample)
             if shorter is not None:
                 reports.append(shorter)
-                found = shorter.counterexample
-            else:
-                found = report.counterexample
             return ExploreResult(reports=tuple(reports), counterexample=found)
     names = list(AUTO_ORDER) if engine == "auto" else [engine]
-    built: list[Engine] = []
-    for name in names:
-        try:
-            built.append(ENGINES[name](options))
-        except ImportError:
-            if engine != "auto":
-                raise InputError(
-                    f"engine {name!r} is not available in this installation", source="--engine"
-                ) from None
-    for index, chosen in enumerate(built):
-        if budget.expired():
+    for index, name in enumerate(names):
+        if deadline.expired():
             break
-        if on_engine is not None:
-            on_engine(chosen.name)
-        report = chosen.explore(target, _share(budget, len(built) - index))
+        chosen = ENGINES[name]()
+        report = chosen.explore(target, deadline.share(len(names) - index), tally(name))
         reports.append(report)
         if report.counterexample is not None:
             return ExploreResult(reports=tuple(reports), counterexample=report.counterexample)

@@ -9,8 +9,10 @@ there (a sleep set, in Godefroid's terms). docs/decisions/002-systematic-pruning
 the argument.
 
 Independence is read off *footprints*: what a step reads and writes in the world. Each
-actor's own state and journal are private to it. The rules are narrow on purpose and
-anything unlisted is dependent:
+request type declares its own (``txcheck.models.requests``); the few steps that are not a
+request (a completion, a delivery, a wake-up, an idle relay starting) are described here.
+Each actor's own state and journal are private to it. The rules are narrow on purpose and
+anything undeclared is dependent:
 
 - two moves of different actors commute when their footprints do not conflict (appends
   to the outbox or broker commute with changes to existing rows, not with each other);
@@ -25,78 +27,37 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from txcheck.models.runner import Choice, Run
+from txcheck.models.choices import Action, Choice, Footprint, Part, footprint
+from txcheck.models.requests import Invoke
+from txcheck.models.runner import CLOCK, CONSUMER, Run
 
-__all__ = ["READ_ONLY", "Moment", "footprint", "step_kind"]
+__all__ = ["Moment", "step_footprint"]
 
-CLOCK = "clock"
-CONSUMER = "consumer"
-
-Footprint = tuple[frozenset[str], frozenset[str]]
-"""(reads, writes). Writes ending in ``+`` append new rows; ``~`` changes existing ones."""
-
-_EMPTY: frozenset[str] = frozenset()
-_FOOTPRINTS: dict[str, Footprint] = {
-    "JournalAppend": (_EMPTY, _EMPTY),  # the actor's own journal
-    "JournalRead": (_EMPTY, _EMPTY),
-    "Wake": (_EMPTY, _EMPTY),
-    "Invoke": (frozenset({"clock", "store"}), frozenset({"store"})),
-    "Complete": (
-        frozenset({"clock", "store", "services", "ops"}),
-        frozenset({"store", "services", "ops", "outbox+"}),
-    ),
-    "Lookup": (frozenset({"ops"}), _EMPTY),
-    "KeyLookup": (frozenset({"clock", "store"}), _EMPTY),
-    "Reconcile": (frozenset({"ops"}), _EMPTY),
-    "Sleep": (frozenset({"clock"}), _EMPTY),
-    "Publish": (_EMPTY, frozenset({"broker+"})),
-    "BrokerSend": (_EMPTY, frozenset({"broker+"})),
-    "OutboxFetch": (frozenset({"outbox"}), _EMPTY),
-    "Start": (frozenset({"outbox"}), _EMPTY),  # an idle relay starts with a fetch
-    "OutboxMarkPublished": (_EMPTY, frozenset({"outbox~"})),
-    "SeenCheck": (frozenset({"seen"}), _EMPTY),
-    "MarkSeen": (_EMPTY, frozenset({"seen"})),
-    "ApplyEffect": (frozenset({"seen", "effects"}), frozenset({"seen", "effects"})),
-    "Ack": (_EMPTY, frozenset({"broker~"})),
-    "Deliver": (_EMPTY, frozenset({"broker~"})),
-}
-_UNKNOWN: Footprint = (frozenset({"*"}), frozenset({"*"}))
-
-READ_ONLY = frozenset(
-    {"JournalRead", "Wake", "Lookup", "KeyLookup", "Reconcile", "OutboxFetch", "SeenCheck"}
-)
-"""Steps that change nothing but their actor's position: a crash right after one lands
-where a crash right before it does."""
+_WAKE = Footprint()
+_START = footprint(reads=(Part.OUTBOX,))  # an idle relay starts with a fetch
+_DELIVER = footprint(changes=(Part.BROKER,))
+_REQUEUE = footprint(changes=(Part.BROKER,))  # a consumer that ends without an ACK
 
 
-def step_kind(run: Run, choice: Choice, sleeping: Sequence[str]) -> str:
-    """What applying ``choice`` does: ``Complete``, ``Deliver``, ``Crash``, ``Clock``,
-    ``Wake``, ``Start`` (an idle relay) or the kind of the request the actor makes."""
-    if choice.actor == CLOCK:
-        return "Clock"
-    if choice.action != "step":
-        return choice.action.capitalize()
-    if choice.actor in sleeping:
-        return "Wake"
-    return str(run.current(choice.actor).get("kind", "Start"))
-
-
-def footprint(actor: str, kind: str) -> Footprint:
-    """What a step of ``kind`` by ``actor`` reads and writes in the world."""
-    reads, writes = _FOOTPRINTS.get(kind, _UNKNOWN)
-    if actor == CONSUMER:  # a consumer that ends without an ACK gets its delivery requeued
-        writes = writes | {"broker~"}
-    return reads, writes
-
-
-def _conflict(a: Footprint, b: Footprint) -> bool:
-    if "*" in a[0] or "*" in b[0]:
-        return True
-    if a[1] & b[1]:
-        return True
-    written_a = {w.rstrip("+~") for w in a[1]}
-    written_b = {w.rstrip("+~") for w in b[1]}
-    return bool(written_a & b[0] or written_b & a[0])
+def step_footprint(run: Run, choice: Choice, sleeping: Sequence[str]) -> tuple[Footprint, bool]:
+    """What applying ``choice`` (not a clock move or a crash) reads and writes, and whether
+    it changes nothing but its actor's position (read-only)."""
+    if choice.action is Action.COMPLETE:
+        found = Invoke.completion
+        read_only = False
+    elif choice.action is Action.DELIVER:
+        found, read_only = _DELIVER, False
+    elif choice.actor in sleeping:
+        found, read_only = _WAKE, True
+    else:
+        request = run.request_of(choice.actor)
+        if request is None:
+            found, read_only = _START, False
+        else:
+            found, read_only = request.footprint, request.read_only
+    if choice.actor == CONSUMER:
+        found = found | _REQUEUE
+    return found, read_only
 
 
 class Moment:
@@ -108,7 +69,10 @@ class Moment:
         self.options = options
         self.sleeping = run.sleeping()
         self.default = options[0]
-        self.kind = step_kind(run, self.default, self.sleeping)
+        if self.default.actor == CLOCK or self.default.action is Action.CRASH:
+            self.footprint, self.read_only = Footprint(unknown=True), False
+        else:
+            self.footprint, self.read_only = step_footprint(run, self.default, self.sleeping)
 
     def commutes(self, other: Choice) -> bool:
         """Whether ``other`` (offered here) commutes with the default step, the default
@@ -116,21 +80,24 @@ class Moment:
         actor = self.default.actor
         if actor in (CLOCK, other.actor):
             return False
-        mine = footprint(actor, self.kind)
-        if other.action == "jump":
-            return "clock" not in mine[0] and "*" not in mine[0] and set(self.sleeping) <= {actor}
+        mine = self.footprint
+        if other.action is Action.JUMP:
+            return (
+                not mine.unknown and Part.CLOCK not in mine.reads and set(self.sleeping) <= {actor}
+            )
         if other.actor == CLOCK:
             return False
         order = self.run.actors
         if order.index(other.actor) < order.index(actor):
             return False  # it would move first after this and take the default's place
-        if other.action == "crash":
+        if other.action is Action.CRASH:
             holds_call = any(
-                c.actor == other.actor and c.action == "complete" for c in self.options
+                c.actor == other.actor and c.action is Action.COMPLETE for c in self.options
             )
-            released = ({"store"} if holds_call else set()) | (
-                {"broker~"} if other.actor == CONSUMER else set()
+            released = frozenset(
+                ({Part.STORE} if holds_call else set())
+                | ({Part.BROKER} if other.actor == CONSUMER else set())
             )
-            return not _conflict(mine, (_EMPTY, frozenset(released)))
-        theirs = footprint(other.actor, step_kind(self.run, other, self.sleeping))
-        return not _conflict(mine, theirs)
+            return not mine.conflicts(Footprint(changes=released))
+        theirs, _ = step_footprint(self.run, other, self.sleeping)
+        return not mine.conflicts(theirs)

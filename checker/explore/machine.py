@@ -18,10 +18,7 @@ swarm from ``txcheck.explore.faults.swarms`` instead.
 
 from __future__ import annotations
 
-import time
-from collections import Counter
-from collections.abc import Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable
 
 import attrs
 from hypothesis import note
@@ -30,25 +27,33 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from txcheck.explore.engine import Target
 from txcheck.explore.faults import deviations_by_kind, draw_deviation, draw_kind, swarms
-from txcheck.explore.session import Execution, Failure, check_now
+from txcheck.explore.report import Tally
+from txcheck.explore.session import Execution, Session
 from txcheck.explore.strategies import PlanSpace, submissions
+from txcheck.explore.target import Deadline, Target
 from txcheck.models.canonical import stable_hash
-from txcheck.models.errors import PolicyError
+from txcheck.models.choices import Choice, FaultKind
 from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.runner import Check, Choice, Run, Step, StepLimitExceeded
-from txcheck.models.world import World
 
 __all__ = [
+    "ADVANCE_MAX",
+    "INJECT_ODDS",
+    "SKIP_MAX",
     "BudgetExpired",
     "InvariantViolation",
-    "MachineConfig",
     "Recorder",
     "ShrinkBudgetSpent",
-    "Stats",
     "machine_class",
+    "target_digest",
 ]
+
+ADVANCE_MAX = 8
+"""A ``step`` rule takes up to this many default steps before it may inject a fault."""
+INJECT_ODDS = 2
+"""...and then injects one with odds 1 in ``INJECT_ODDS``..."""
+SKIP_MAX = 3
+"""...landing 0 to ``SKIP_MAX`` opportunities on."""
 
 
 class BudgetExpired(KeyboardInterrupt):
@@ -80,38 +85,6 @@ def describe_failure(execution: Execution) -> str:
 
 class ShrinkBudgetSpent(BudgetExpired):
     """``max_shrinks`` examples ran after the first failure: stop and report the smallest."""
-
-
-@attrs.frozen(kw_only=True)
-class MachineConfig:
-    """Knobs of one exploration: the fault budget per example, the step limit, how a
-    ``step`` rule draws (up to ``advance_max`` default steps, a fault with odds
-    1/``inject_odds``, landing 0..``skip_max`` opportunities on), an optional wall-clock
-    deadline (``time.monotonic()``), how many examples shrinking may run after the first
-    failure (``max_shrinks``; None: until Hypothesis is done) and the world factory."""
-
-    max_faults: int = 3
-    max_steps: int = 2000
-    advance_max: int = 8
-    inject_odds: int = 2
-    skip_max: int = 3
-    deadline: float | None = None
-    max_shrinks: int | None = None
-    world_factory: Callable[..., World] = World
-
-
-@attrs.define
-class Stats:
-    """Counters across all examples of one exploration (progress and coverage)."""
-
-    examples: int = 0
-    steps: int = 0
-    safety_checks: int = 0
-    liveness_checks: int = 0
-    faults: Counter[str] = attrs.field(factory=Counter)
-    outcomes: Counter[str] = attrs.field(factory=Counter)
-    started: float = attrs.field(factory=time.monotonic)
-    first_failure: float | None = None
 
 
 @attrs.define
@@ -155,27 +128,17 @@ def _abandoned() -> bool:
         return False
 
 
-def _outcome(run: Run) -> str:
-    """How one run ended, for coverage: the last journal phase of each instance."""
-    phases = []
-    for instance in run.instances:
-        entries = [e for e in run.world.journals.get(instance, []) if "phase" in e]
-        last = entries[-1] if entries else {}
-        phase = str(last.get("phase", "no-journal"))
-        phases.append(f"{phase}:{last['outcome']}" if "outcome" in last else phase)
-    return "+".join(phases)
-
-
-def target_digest(target: Target, config: MachineConfig) -> str:
+def target_digest(target: Target) -> str:
     """A stable id of what is explored: the example database key of this machine."""
     return stable_hash(
         {
             "policy": target.policy_name,
             "contract": dict(target.contract.document),
             "world": dict(target.fixture.document),
+            "services": [s.name for s in target.services],
             "plans": [[plan_to_json(p) for p in plans] for plans in target.plans],
             "invariants": [c.name for c in target.invariants],
-            "max_faults": config.max_faults,
+            "max_faults": target.bounds.max_faults,
         }
     )
 
@@ -183,23 +146,21 @@ def target_digest(target: Target, config: MachineConfig) -> str:
 def machine_class(
     target: Target,
     *,
-    config: MachineConfig | None = None,
-    stats: Stats | None = None,
+    deadline: Deadline | None = None,
+    tally: Tally | None = None,
     recorder: Recorder | None = None,
     explain: Callable[[Execution], str] | None = None,
 ) -> type[RuleBasedStateMachine]:
-    """A state machine class exploring ``target``. ``stats`` and ``recorder`` are shared
+    """A state machine class exploring ``target``. ``tally`` and ``recorder`` are shared
     by every example; ``explain`` renders the final failing example as a note."""
-    cfg = config or MachineConfig()
-    counters = stats if stats is not None else Stats()
+    stop = deadline or Deadline.none()
+    counters = tally if tally is not None else Tally()
     found = recorder if recorder is not None else Recorder()
-    safety: tuple[Check, ...] = tuple(
-        c for c in target.invariants if getattr(c, "kind", "always") == "always"
-    )
-    liveness = tuple(c for c in target.invariants if c not in safety)
-    advances = st.integers(min_value=0, max_value=cfg.advance_max)
-    injects = st.integers(min_value=0, max_value=cfg.inject_odds - 1).map(lambda x: x == 1)
-    skips = st.integers(min_value=0, max_value=cfg.skip_max)
+    max_faults = target.bounds.max_faults
+    max_shrinks = target.budget.max_shrinks
+    advances = st.integers(min_value=0, max_value=ADVANCE_MAX)
+    injects = st.integers(min_value=0, max_value=INJECT_ODDS - 1).map(lambda x: x == 1)
+    skips = st.integers(min_value=0, max_value=SKIP_MAX)
     plan_strategy: st.SearchStrategy[tuple[Plan, ...]]
     if target.plans:
         plan_strategy = st.sampled_from(list(target.plans))
@@ -211,36 +172,36 @@ def machine_class(
 
         def __init__(self) -> None:
             super().__init__()
-            self.run: Run | None = None
-            self.enabled: frozenset[str] = frozenset()
+            self.session: Session | None = None
+            self.enabled: frozenset[FaultKind] = frozenset()
             self.faults = 0
             self.done = False
 
         def _tick(self) -> None:
-            if cfg.deadline is not None and time.monotonic() >= cfg.deadline:
-                self.done = True
+            if stop.expired():
+                self._abandon()
                 raise BudgetExpired
             if (
-                cfg.max_shrinks is not None
+                max_shrinks is not None
                 and found.first_at is not None
-                and counters.examples - found.first_at > cfg.max_shrinks
+                and counters.runs - found.first_at > max_shrinks
             ):
-                self.done = True
+                self._abandon()
                 raise ShrinkBudgetSpent
 
+        def _abandon(self) -> None:
+            """End this example without a verdict (the search stops, or Hypothesis
+            discards it); its steps and checks still count."""
+            if self.session is not None and not self.done:
+                counters.session(self.session)
+            self.done = True
+
         @initialize(plans=plan_strategy, swarm=swarms())
-        def start(self, plans: tuple[Plan, ...], swarm: frozenset[str]) -> None:
+        def start(self, plans: tuple[Plan, ...], swarm: frozenset[FaultKind]) -> None:
             self._tick()
-            counters.examples += 1
+            counters.runs += 1
             self.enabled = swarm
-            self.run = Run(
-                policy=target.policy,
-                contract=target.contract,
-                plans=plans,
-                fixture=target.fixture,
-                world_factory=cfg.world_factory,
-                max_steps=cfg.max_steps,
-            )
+            self.session = Session(target, plans)
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
@@ -251,12 +212,12 @@ def machine_class(
                 options = self._options()
                 if not options:
                     return
-                self._apply(options[0], deviation=False)
+                self._apply(options[0])
             options = self._options()
             if not options:
                 return
-            if self.faults >= cfg.max_faults or not self.enabled or not data.draw(injects):
-                self._apply(options[0], deviation=False)
+            if self.faults >= max_faults or not self.enabled or not data.draw(injects):
+                self._apply(options[0])
                 return
             wanted = draw_kind(data, sorted(self.enabled))
             skip = data.draw(skips)
@@ -267,76 +228,50 @@ def machine_class(
                 elif grouped:
                     _, choice = draw_deviation(data, grouped)
                     self.faults += 1
-                    counters.faults[wanted] += 1
-                    self._apply(choice, deviation=True)
+                    counters.deviation(wanted)
+                    self._apply(choice)
                     return
-                self._apply(options[0], deviation=False)
+                self._apply(options[0])
                 options = self._options()
 
         def _options(self) -> list[Choice]:
-            if self.run is None or self.done:
+            session = self.session
+            if session is None or self.done:
                 return []
-            options = self.run.choices()
-            if options and len(self.run.steps) >= cfg.max_steps:
-                self._stuck(f"no quiescence within {cfg.max_steps} steps")
-            return options
+            if session.over_limit():
+                self._fail()
+            return session.choices()
 
-        def _stuck(self, message: str) -> NoReturn:
-            assert self.run is not None
-            steps = len(self.run.steps)
-            self._fail(
-                [Failure(name="quiescence", kind="eventually", step=steps, messages=(message,))]
-            )
+        def _apply(self, choice: Choice) -> None:
+            session = self.session
+            assert session is not None
+            session.apply(choice)
+            if session.done:
+                self._fail()
 
-        def _apply(self, choice: Choice, *, deviation: bool) -> None:
-            assert self.run is not None
-            try:
-                step = self.run.apply(choice, deviation=deviation)
-            except PolicyError as error:
-                self._fail((), error=str(error))
-            self._check(step)
-
-        def _check(self, step: Step) -> bool:
-            assert self.run is not None
-            counters.steps += 1
-            counters.safety_checks += 1
-            failures = check_now(self.run, safety, step.index)
-            if failures:
-                self._fail(failures)
-            return False
-
-        def _fail(
-            self, failures: Sequence[Failure], *, error: str | None = None, quiesced: bool = False
-        ) -> NoReturn:
-            assert self.run is not None
+        def _fail(self) -> None:
+            session = self.session
+            assert session is not None
             self.done = True
-            if counters.first_failure is None:
-                counters.first_failure = time.monotonic()
-            execution = Execution(
-                run=self.run, failures=tuple(failures), quiesced=quiesced, error=error
-            )
+            counters.session(session)
+            execution = session.execution()
             final = _is_final()
-            found.record(execution, final=final, example=counters.examples)
+            found.record(execution, final=final, example=counters.runs)
             if final and explain is not None:
                 note(explain(execution))
             raise InvariantViolation(execution)
 
         def teardown(self) -> None:
-            if self.run is None or self.done or _abandoned():
+            session = self.session
+            if session is None or self.done:
                 return
+            if _abandoned():
+                self._abandon()
+                return
+            if not session.finish().ok:
+                self._fail()
             self.done = True
-            run = self.run
-            try:
-                run.quiesce(after_each=self._check)
-            except StepLimitExceeded as error:
-                self._stuck(str(error))
-            except PolicyError as error:
-                self._fail((), error=str(error))
-            counters.liveness_checks += 1
-            counters.outcomes[_outcome(run)] += 1
-            failures = check_now(run, liveness, None)
-            if failures:
-                self._fail(failures, quiesced=True)
+            counters.session(session, outcome=True)
 
-    TxcheckMachine._hypothesis_internal_add_digest = target_digest(target, cfg).encode()
+    TxcheckMachine._hypothesis_internal_add_digest = target_digest(target).encode()
     return TxcheckMachine

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from txcheck.models.runner import Choice, Run
+from txcheck.models.choices import Choice
+from txcheck.models.runner import Run
 
 __all__ = ["Deviation", "Deviations"]
 

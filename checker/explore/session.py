@@ -1,9 +1,14 @@
-"""Run a policy through a sequence of choices, checking properties as it goes.
+"""The stepping session: the one place where invariants are checked.
 
-This is the one execution path every engine, the scenarios and replay share: apply the
-given choices, check every safety property after every step, then (optionally) quiesce
-and check the liveness properties. The result carries the trace, the world and every
-property failure, with the step at which each first appeared.
+Every engine, the scenarios, replay and evaluate drive a ``Session``: ``apply(choice)``
+takes one step and checks every safety invariant on the new state; ``finish()`` stops
+injecting faults, quiesces on the default schedule (still checking safety after every
+step) and then checks the liveness invariants. The result is an ``Execution``: the run
+(trace and world) and every property failure, with the step at which it first appeared.
+
+A safety invariant that declares what it ``reads`` is not re-evaluated while none of those
+parts of the world changed since it last held: its verdict cannot have changed. One that
+does not declare is evaluated after every step.
 """
 
 from __future__ import annotations
@@ -13,19 +18,28 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.contract import Contract
+from txcheck.explore.target import Target
+from txcheck.invariants import Invariant, Kind
+from txcheck.models.choices import Choice, Part, fault_kind
 from txcheck.models.errors import PolicyError
-from txcheck.models.fixture import WorldFixture
-from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Check, Choice, Run, Step, StepLimitExceeded
-from txcheck.models.world import World
+from txcheck.models.runner import Run, Step, StepLimitExceeded
 
-__all__ = ["Chooser", "Divergence", "Execution", "Failure", "check_now", "execute"]
+__all__ = [
+    "Chooser",
+    "Divergence",
+    "Execution",
+    "Failure",
+    "Session",
+    "execute",
+]
 
 Chooser = Callable[[Run, Sequence[Choice]], "Choice | None"]
 """Picks the next choice from the available ones (the default is first); None hands
 the rest of the run to the default schedule."""
+
+QUIESCENCE = "quiescence"
+"""The liveness failure of a run that never quiesces (a livelock or an unbounded retry)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -33,14 +47,14 @@ class Failure:
     """A property that failed, where, and why (one message per offending record)."""
 
     name: str
-    kind: str
+    kind: Kind = attrs.field(converter=Kind)
     step: int | None
     messages: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "invariant": self.name,
-            "kind": self.kind,
+            "kind": str(self.kind),
             "step": self.step,
             "messages": list(self.messages),
         }
@@ -77,6 +91,10 @@ class Execution:
         return self.run.steps
 
     @property
+    def plans(self) -> tuple[Plan, ...]:
+        return self.run.plans
+
+    @property
     def deviations(self) -> int:
         """How many steps took a choice other than the default."""
         return sum(1 for step in self.run.steps if step.deviation)
@@ -88,98 +106,226 @@ class Execution:
     def failed(self, name: str) -> bool:
         return any(f.name == name for f in self.failures)
 
+    @property
+    def first(self) -> str | None:
+        """The name of what failed first: an invariant, ``policy_error`` or None."""
+        if self.failures:
+            return self.failures[0].name
+        return "policy_error" if self.error is not None else None
 
-def _kind(check: Check) -> str:
-    return str(getattr(check, "kind", "always"))
 
+class Session:
+    """One run of ``target`` over ``plans``, checked as it goes.
 
-def check_now(run: Run, checks: Sequence[Check], step: int | None) -> list[Failure]:
-    """Evaluate ``checks`` on the run's current state."""
-    view = run.view()
-    failures = []
-    for check in checks:
-        messages = tuple(check(view))
-        if messages:
-            failures.append(
-                Failure(name=check.name, kind=_kind(check), step=step, messages=messages)
-            )
-    return failures
+    ``stop_at_first`` ends the session at the first step where some invariant fails (the
+    engines); without it, the run goes on and each invariant's first failure is kept (the
+    scenarios show the concrete damage). ``track_positions`` lets the run fingerprint its
+    states (the systematic engine).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        plans: Sequence[Plan],
+        *,
+        stop_at_first: bool = True,
+        track_positions: bool = False,
+    ) -> None:
+        self.target = target
+        self.run = target.run(plans, track_positions=track_positions)
+        self.stop_at_first = stop_at_first
+        self.failures: list[Failure] = []
+        self.divergence: Divergence | None = None
+        self.error: str | None = None
+        self.quiesced = False
+        self.safety_checks = 0
+        """States at which every safety invariant was checked (evaluated, or skipped
+        because nothing it reads had changed)."""
+        self.liveness_checks = 0
+        self.evaluations = 0
+        """Invariant evaluations actually run."""
+        self._failed: set[str] = set()
+        self._held: dict[str, tuple[int, ...]] = {}
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """Nothing more will happen: a failure (with ``stop_at_first``), a policy error, a
+        divergence or quiescence."""
+        return (
+            (bool(self.failures) and self.stop_at_first)
+            or self.error is not None
+            or self.divergence is not None
+            or self.quiesced
+        )
+
+    @property
+    def steps(self) -> list[Step]:
+        return self.run.steps
+
+    def choices(self) -> list[Choice]:
+        """What may happen next, the default first (empty: quiescent or done)."""
+        if self.done:
+            return []
+        return self.run.choices()
+
+    def execution(self) -> Execution:
+        """Where the session stands, as a result."""
+        return Execution(
+            run=self.run,
+            failures=tuple(self.failures),
+            divergence=self.divergence,
+            quiesced=self.quiesced,
+            error=self.error,
+        )
+
+    # -- stepping --------------------------------------------------------------------------
+
+    def apply(self, choice: Choice, *, check: bool = True) -> Step | None:
+        """Take ``choice`` (one of ``choices()``) and, with ``check``, check every safety
+        invariant on the new state. None when the policy raised (``error`` says why)."""
+        options = self.run.choices()
+        kind = fault_kind(choice, options)
+        try:
+            step = self.run.apply(choice, deviation=kind is not None, kind=kind)
+        except PolicyError as error:
+            self.error = str(error)
+            return None
+        if check:
+            self.check(step.index)
+        return step
+
+    def check(self, step: int) -> list[Failure]:
+        """Check the safety invariants on the current state (after ``step``)."""
+        self.safety_checks += 1
+        found = self._evaluate(self.target.suite.safety, step)
+        self._record(found)
+        return found
+
+    def replay_checked(self, steps: Sequence[Step]) -> None:
+        """Re-take steps that another session of the same target and plans already took
+        and checked (a prefix the systematic engine branches from): nothing is checked
+        again, and each step keeps its recorded deviation flag and kind."""
+        for step in steps:
+            self.run.apply(step.choice, deviation=step.deviation, kind=step.kind)
+
+    def stuck(self, reason: str) -> None:
+        """Record that the run cannot quiesce (``reason`` says why) as a ``quiescence``
+        failure at the current step."""
+        self._record(
+            [
+                Failure(
+                    name=QUIESCENCE,
+                    kind=Kind.LIVENESS,
+                    step=len(self.run.steps),
+                    messages=(reason,),
+                )
+            ]
+        )
+
+    def over_limit(self) -> bool:
+        """Whether the run has used its step bound without quiescing; if so, that is a
+        ``quiescence`` failure, recorded here."""
+        if len(self.run.steps) < self.target.bounds.max_steps or not self.run.choices():
+            return False
+        self.stuck(
+            f"no quiescence within {self.target.bounds.max_steps} steps "
+            "(a livelock or an unbounded retry?)"
+        )
+        return True
+
+    def follow(self, choices: Sequence[Choice]) -> bool:
+        """Take recorded ``choices`` in order, checking as it goes; False when one is not
+        possible (``divergence``) or the session ended first."""
+        for wanted in choices:
+            if self.done:
+                return False
+            available = self.run.choices()
+            if wanted not in available:
+                self.divergence = Divergence(
+                    step=len(self.run.steps), wanted=wanted, available=tuple(available)
+                )
+                return False
+            self.apply(wanted)
+        return not self.done
+
+    def drive(self, chooser: Chooser) -> None:
+        """Let ``chooser`` pick until it hands over (None), the run quiesces or ends."""
+        while not self.done and (options := self.run.choices()):
+            if self.over_limit():
+                return
+            picked = chooser(self.run, options)
+            if picked is None:
+                return
+            self.apply(picked)
+
+    def finish(self) -> Execution:
+        """Stop injecting faults: take the default choice until nothing is left to do
+        (checking safety after every step), then check the liveness invariants."""
+        while not self.done and (options := self.run.choices()):
+            if self.over_limit():
+                break
+            self.apply(options[0])
+        if not self.done and not self.run.choices():
+            self.quiesced = True
+            self.liveness_checks += 1
+            self._record(self._evaluate(self.target.suite.liveness, None))
+        return self.execution()
+
+    # -- the one invariant-checking loop ---------------------------------------------------
+
+    def _evaluate(self, checks: Sequence[Invariant], step: int | None) -> list[Failure]:
+        run = self.run
+        versions = run.world.versions
+        history = run.history.version
+        view = None
+        failures = []
+        for check in checks:
+            if check.reads is not None:
+                stamp = tuple(
+                    history if part is Part.HISTORY else versions[part] for part in check.reads
+                )
+                if self._held.get(check.name) == stamp:
+                    continue
+                self._held[check.name] = stamp
+            if view is None:
+                view = run.view()
+            self.evaluations += 1
+            messages = tuple(check(view))
+            if messages:
+                failures.append(
+                    Failure(name=check.name, kind=check.kind, step=step, messages=messages)
+                )
+        return failures
+
+    def _record(self, failures: list[Failure]) -> None:
+        for failure in failures:
+            if failure.name not in self._failed:
+                self._failed.add(failure.name)
+                self.failures.append(failure)
 
 
 def execute(
-    *,
-    policy: Policy,
-    contract: Contract,
+    target: Target,
     plans: Sequence[Plan],
-    fixture: WorldFixture,
-    invariants: Sequence[Check],
+    *,
     choices: Sequence[Choice] = (),
     chooser: Chooser | None = None,
     quiesce: bool = True,
     stop_at_first: bool = True,
-    max_steps: int = 2000,
-    world_factory: Callable[..., World] = World,
 ) -> Execution:
-    """Apply ``choices`` in order, then let ``chooser`` pick until the run is quiescent
-    or the chooser returns None, then quiesce on the default schedule. Safety properties
-    are checked after every step, liveness at quiescence. A recorded choice that is not
-    available ends the run as a divergence. ``world_factory`` builds the world (e.g. with
-    the user's own ``ServiceSet`` next to checkout), as for ``Run``.
-    """
-    safety = [c for c in invariants if _kind(c) == "always"]
-    liveness = [c for c in invariants if _kind(c) != "always"]
-    run = Run(
-        policy=policy,
-        contract=contract,
-        plans=plans,
-        fixture=fixture,
-        world_factory=world_factory,
-        max_steps=max_steps,
-    )
-    failures: list[Failure] = []
-    seen: set[str] = set()
+    """Run ``plans`` under ``target``: take the recorded ``choices``, then let ``chooser``
+    pick until it hands over, then (with ``quiesce``) finish on the default schedule.
+    A recorded choice that is not possible ends the run as a divergence."""
+    session = Session(target, plans, stop_at_first=stop_at_first)
+    if not session.follow(choices):
+        return session.execution()
+    if chooser is not None:
+        session.drive(chooser)
+    if quiesce:
+        return session.finish()
+    return session.execution()
 
-    def after(step: Step) -> bool:
-        for failure in check_now(run, safety, step.index):
-            if failure.name not in seen:
-                seen.add(failure.name)
-                failures.append(failure)
-        return bool(failures) and stop_at_first
 
-    try:
-        for wanted in choices:
-            available = run.choices()
-            if wanted not in available:
-                divergence = Divergence(
-                    step=len(run.steps), wanted=wanted, available=tuple(available)
-                )
-                return Execution(run=run, failures=tuple(failures), divergence=divergence)
-            if after(run.apply(wanted, deviation=wanted != available[0])):
-                return Execution(run=run, failures=tuple(failures))
-        if chooser is not None:
-            while options := run.choices():
-                if len(run.steps) >= max_steps:
-                    raise StepLimitExceeded(
-                        f"no quiescence within {max_steps} steps (a livelock or an "
-                        "unbounded retry?)"
-                    )
-                picked = chooser(run, options)
-                if picked is None:
-                    break
-                if after(run.apply(picked, deviation=picked != options[0])):
-                    return Execution(run=run, failures=tuple(failures))
-        if not quiesce:
-            return Execution(run=run, failures=tuple(failures))
-        if not run.quiesce(after_each=after):
-            return Execution(run=run, failures=tuple(failures))
-    except StepLimitExceeded as error:
-        failures.append(
-            Failure(
-                name="quiescence", kind="eventually", step=len(run.steps), messages=(str(error),)
-            )
-        )
-        return Execution(run=run, failures=tuple(failures))
-    except PolicyError as error:
-        return Execution(run=run, failures=tuple(failures), error=str(error))
-    failures.extend(f for f in check_now(run, liveness, None) if f.name not in seen)
-    return Execution(run=run, failures=tuple(failures), quiesced=True)
+__all__ += ["QUIESCENCE", "StepLimitExceeded"]

@@ -4,24 +4,23 @@ Every run goes through ``txcheck.explore.session`` with a ``txcheck.explore.sche
 chooser, all ``DEFAULT_INVARIANTS`` checked, and ``stop_at_first=False``: a control keeps
 running after its first violation so the final state shows the concrete damage (a second
 charge that really committed, not only the retry that would cause it). The state before
-is the same ``execute`` stopped after zero steps. The trace is ``txcheck.traces.document.trace_of``.
+is the world of a fresh session before any step. The trace is ``trace_of``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
 from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution, execute
-from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.explore.session import Execution, Session
+from txcheck.explore.target import Target
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.policies.base import Policy
-from txcheck.models.runner import Check, Choice, Run
 from txcheck.scenarios.assertions import (
     Assertion,
     AssertionResult,
@@ -35,12 +34,9 @@ from txcheck.scenarios.catalog import CONTROLS, SCENARIOS, Control, Scenario, sc
 from txcheck.traces.document import trace_of
 from txcheck.traces.json_diff import json_diff
 
-__all__ = ["GUARDED", "INVARIANTS", "ScenarioRun", "run_all", "run_control", "run_scenario"]
+__all__ = ["GUARDED", "ScenarioRun", "run_all", "run_control", "run_scenario"]
 
 GUARDED = "guarded"
-# ``Invariant`` is a frozen attrs class, so mypy reads its ``name`` as read-only while
-# ``Check`` declares a settable attribute; the values are what ``Check`` wants.
-INVARIANTS = cast("tuple[Check, ...]", DEFAULT_INVARIANTS)
 
 
 @attrs.frozen(kw_only=True)
@@ -141,10 +137,6 @@ def _policy(name: str) -> Policy:
     return policy
 
 
-def _stop(run: Run, options: Sequence[Choice]) -> Choice | None:
-    return None
-
-
 def _run(
     entry: Scenario,
     *,
@@ -154,25 +146,12 @@ def _run(
     contract: Contract,
     fixture: WorldFixture,
 ) -> ScenarioRun:
-    before = execute(
-        policy=_policy(policy),
-        contract=contract,
-        plans=entry.plans,
-        fixture=fixture,
-        invariants=(),
-        chooser=_stop,
-        quiesce=False,
-    ).run.world.snapshot()
+    target = Target(policy=_policy(policy), contract=contract, fixture=fixture)
+    session = Session(target, entry.plans, stop_at_first=False)
+    before = session.run.world.snapshot()
     chooser = Deviations(entry.deviations)
-    execution = execute(
-        policy=_policy(policy),
-        contract=contract,
-        plans=entry.plans,
-        fixture=fixture,
-        invariants=INVARIANTS,
-        chooser=chooser,
-        stop_at_first=False,
-    )
+    session.drive(chooser)
+    execution = session.finish()
     unused = tuple(chooser.unused)
     evidence = Evidence(execution=execution, before=before, unused_deviations=len(unused))
     checks = (quiesced(), deviations_applied(len(entry.deviations)), *extra)

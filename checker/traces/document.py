@@ -18,13 +18,14 @@ import attrs
 
 from txcheck.explore.schedule import Deviation
 from txcheck.explore.session import Execution, execute
+from txcheck.explore.target import Target
+from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import InputError
 from txcheck.models.fixture import WorldFixture, parse_world
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
-from txcheck.models.runner import Check, Choice
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "dumps_trace",
     "load_trace",
     "replay",
+    "target_of",
     "trace_of",
     "translate_deviations",
     "write_trace",
@@ -140,16 +142,14 @@ def load_trace(path: str | Path) -> Trace:
     )
 
 
-def replay(trace: Trace, *, policy: Policy, invariants: Sequence[Check]) -> Execution:
-    """Re-execute the recorded choices under ``policy`` (the recorded one or another)."""
-    return execute(
-        policy=policy,
-        contract=trace.contract,
-        plans=trace.plans,
-        fixture=trace.fixture,
-        invariants=invariants,
-        choices=trace.choices,
-    )
+def target_of(trace: Trace, policy: Policy, **settings: Any) -> Target:
+    """The target a trace describes (its contract and world), under ``policy``."""
+    return Target(policy=policy, contract=trace.contract, fixture=trace.fixture, **settings)
+
+
+def replay(trace: Trace, target: Target) -> Execution:
+    """Re-execute the recorded choices under ``target`` (the recorded policy or another)."""
+    return execute(target, trace.plans, choices=trace.choices)
 
 
 def translate_deviations(document: Mapping[str, Any]) -> list[Deviation]:

@@ -2,8 +2,8 @@
 
 The plans are inlined (``plan_from_json``) and the choices are listed up to the last
 deviation: ``execute`` takes the default schedule from there, which is exactly what the
-recorded run did. The contract and world are the bundled ones when they are, else read
-back from the trace file.
+recorded run did. The contract and world are the bundled ones (a ``Target``'s defaults)
+when they are, else read back from the trace file. Only txcheck's public API is imported.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 from txcheck.explore.session import Execution
 from txcheck.models.canonical import canonical_json
+from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import WorldFixture, default_fixture
 from txcheck.models.policies import BUILTIN_POLICIES
 from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.runner import Choice, Step
+from txcheck.models.runner import Step
 
 __all__ = ["choices_to_replay", "python_reproduction"]
 
@@ -30,9 +31,10 @@ def choices_to_replay(steps: Sequence[Step]) -> list[Choice]:
 
 
 def _choice(choice: Choice) -> str:
-    if choice.outcome == "ok":
-        return f"Choice({choice.actor!r}, {choice.action!r})"
-    return f"Choice({choice.actor!r}, {choice.action!r}, {choice.outcome!r})"
+    actor, action, outcome = choice.actor, str(choice.action), str(choice.outcome)
+    if outcome == "ok":
+        return f"Choice({actor!r}, {action!r})"
+    return f"Choice({actor!r}, {action!r}, {outcome!r})"
 
 
 def _is_default(document: object, bundled: object) -> bool:
@@ -63,47 +65,37 @@ def python_reproduction(
     fixture: WorldFixture,
     trace_path: str | None = None,
 ) -> str:
-    """Python that re-executes ``execution`` and asserts its first failure."""
+    """Python that re-executes ``execution`` and asserts its first failure. It imports only
+    txcheck's public API; the policy is a built-in name or an import path."""
     plain_contract = _is_default(contract.document, default_contract().document)
     plain_world = _is_default(fixture.document, default_fixture().document)
-    imports = [
-        "from txcheck.invariants import DEFAULT_INVARIANTS",
-        "from txcheck.explore.session import execute",
-        "from txcheck.models.proposal import plan_from_json",
-        "from txcheck.models.runner import Choice",
-    ]
-    if policy in BUILTIN_POLICIES:
-        imports.append("from txcheck.models.policies import builtin_policy")
-        policy_expr = f"builtin_policy({policy!r})"
-    else:
-        imports.append("from txcheck.explore.loading import load_policy")
-        policy_expr = f"load_policy({policy!r}).policy"
+    names = {"Target", "execute", "plan_from_json"}
     setup: list[str] = []
-    if plain_contract:
-        imports.append("from txcheck.models.contract_loader import default_contract")
-    if plain_world:
-        imports.append("from txcheck.models.fixture import default_fixture")
+    if policy in BUILTIN_POLICIES:
+        names.add("builtin_policy")
+        arguments = [f"policy=builtin_policy({policy!r})"]
+    else:
+        names.add("load_policy")
+        arguments = [f"policy=load_policy({policy!r}).policy"]
     if not (plain_contract and plain_world):
-        imports.append("from txcheck.traces.document import load_trace")
+        names.add("load_trace")
         setup.append(f"trace = load_trace({(trace_path or 'txcheck-counterexample.json')!r})")
-    contract_expr = "default_contract()" if plain_contract else "trace.contract"
-    world_expr = "default_fixture()" if plain_world else "trace.fixture"
+        if not plain_contract:
+            arguments.append("contract=trace.contract")
+        if not plain_world:
+            arguments.append("fixture=trace.fixture")
     choices = choices_to_replay(execution.steps)
-    lines = [*sorted(imports), "", *setup, *_plans(execution.run.plans)]
+    if choices:
+        names.add("Choice")
+    lines = [f"from txcheck import {', '.join(sorted(names))}", "", *setup]
+    lines += _plans(execution.run.plans)
     if choices:
         lines += ["choices = [", *(f"    {_choice(c)}," for c in choices), "]"]
     else:
         lines.append("choices: list[Choice] = []  # the default schedule alone fails")
-    lines += [
-        "execution = execute(",
-        f"    policy={policy_expr},",
-        f"    contract={contract_expr},",
-        f"    fixture={world_expr},",
-        "    plans=plans,",
-        "    choices=choices,",
-        "    invariants=DEFAULT_INVARIANTS,",
-        ")",
-    ]
+        lines[0] = f"from txcheck import {', '.join(sorted(names | {'Choice'}))}"
+    lines += [f"target = Target({', '.join(arguments)})"]
+    lines += ["execution = execute(target, plans, choices=choices)"]
     if execution.failures:
         lines.append(f"assert execution.failed({execution.failures[0].name!r})")
     elif execution.error:

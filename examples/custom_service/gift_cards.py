@@ -21,18 +21,28 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution, execute
-from txcheck.invariants import DEFAULT_INVARIANTS, always
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract, parse_contract
-from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import RunView
-from txcheck.models.services import Committed, Rejected, ServiceSet
-from txcheck.models.world import World
+from txcheck import (
+    CHECKOUT,
+    DEFAULT_INVARIANTS,
+    Committed,
+    Contract,
+    Deviation,
+    Deviations,
+    Execution,
+    Plan,
+    Rejected,
+    RunView,
+    ServiceSet,
+    Target,
+    WorldFixture,
+    always,
+    builtin_policy,
+    default_contract,
+    default_fixture,
+    execute,
+    parse_contract,
+    parse_world,
+)
 
 __all__ = [
     "GIFT_CARDS",
@@ -199,14 +209,16 @@ def run(policy: str, deviations: tuple[Deviation, ...]) -> Execution:
     found = builtin_policy(policy)
     assert found is not None
     return execute(
-        policy=found,
-        contract=contract(),
-        plans=[PLAN],
-        fixture=fixture(),
-        invariants=INVARIANTS,
+        Target(
+            policy=found,
+            contract=contract(),
+            fixture=fixture(),
+            invariants=INVARIANTS,
+            services=(CHECKOUT, GIFT_CARDS),
+        ),
+        [PLAN],
         chooser=Deviations(deviations),
         stop_at_first=False,
-        world_factory=functools.partial(World, services=(CHECKOUT, GIFT_CARDS)),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from mutants import policies
-from txcheck.models.policies.guarded import Guarded
+from txcheck import Guarded
 
 __all__ = ["MUTANTS", "Mutant"]
 

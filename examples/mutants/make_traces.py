@@ -22,9 +22,7 @@ if str(HERE.parent) not in sys.path:  # run as a script: make ``mutants`` import
 
 from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.shortest import PLANS, shortest_run  # noqa: E402
-from txcheck.models.contract_loader import default_contract  # noqa: E402
-from txcheck.models.fixture import default_fixture  # noqa: E402
-from txcheck.traces.document import dumps_trace, trace_of  # noqa: E402
+from txcheck import default_contract, default_fixture, dumps_trace, trace_of  # noqa: E402
 
 __all__ = ["TRACES", "main", "policy_spec", "trace_text"]
 

@@ -10,24 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from txcheck.models.contract import Tool
-from txcheck.models.policies.base import ActorGen, OrchestratorContext
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.policies.journal import JournalState
-from txcheck.models.proposal import Plan
-from txcheck.models.requests import (
+from txcheck import (
     Ack,
+    ActorGen,
     ApplyEffect,
     BrokerSend,
     Delivery,
+    Guarded,
+    JournalState,
     KeyLookup,
     MarkSeen,
+    OrchestratorContext,
     OutboxFetch,
     OutboxMarkPublished,
+    Plan,
     SeenCheck,
+    Tool,
     ToolResult,
+    validate,
 )
-from txcheck.models.validation import validate
 
 __all__ = [
     "AckBeforeApply",

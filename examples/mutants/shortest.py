@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import attrs
 
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution, execute
-from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal import Plan
+from txcheck import (
+    DEFAULT_INVARIANTS,
+    Deviation,
+    Deviations,
+    Execution,
+    Plan,
+    Policy,
+    Target,
+    default_contract,
+    default_fixture,
+    execute,
+)
 
 __all__ = ["CHECKOUT", "PLANS", "SHORTEST", "shortest_run"]
 
@@ -107,11 +112,13 @@ def shortest_run(
     too, so callers can check every deviation found its point (``unused``)."""
     chooser = Deviations(SHORTEST[name])
     execution = execute(
-        policy=policy,
-        contract=default_contract(),
-        plans=[PLANS[plan]],
-        fixture=default_fixture(),
-        invariants=DEFAULT_INVARIANTS,
+        Target(
+            policy=policy,
+            contract=default_contract(),
+            fixture=default_fixture(),
+            invariants=DEFAULT_INVARIANTS,
+        ),
+        [PLANS[plan]],
         chooser=chooser,
         stop_at_first=stop_at_first,
     )

@@ -17,23 +17,28 @@ import sys
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import execute
-from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.requests import (
+from txcheck import (
+    DEFAULT_INVARIANTS,
+    ActorGen,
+    Call,
+    Deviation,
+    Deviations,
     Invoke,
     JournalAppend,
     JournalRead,
     Lookup,
+    OrchestratorContext,
+    Plan,
+    Policy,
     Request,
     Sleep,
+    Target,
     ToolResult,
+    default_contract,
+    default_fixture,
+    execute,
+    validate,
 )
-from txcheck.models.validation import validate
 
 __all__ = ["Careful", "main"]
 
@@ -140,11 +145,13 @@ def main() -> int:
     failed = False
     for label, deviations in scenarios.items():
         execution = execute(
-            policy=Careful(),
-            contract=default_contract(),
-            plans=[plan],
-            fixture=default_fixture(),
-            invariants=DEFAULT_INVARIANTS,
+            Target(
+                policy=Careful(),
+                contract=default_contract(),
+                fixture=default_fixture(),
+                invariants=DEFAULT_INVARIANTS,
+            ),
+            [plan],
             chooser=Deviations(deviations),
             stop_at_first=False,
         )

@@ -13,11 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from txcheck.models.policies.base import OrchestratorContext
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.policies.journal import JournalState
-from txcheck.models.proposal import Call
-from txcheck.models.requests import Request
+from txcheck import Call, Guarded, JournalState, OrchestratorContext, Request
 
 __all__ = ["KeepsTheMoney"]
 

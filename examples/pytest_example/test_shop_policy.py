@@ -9,7 +9,7 @@ it is committed next to this file as ``counterexample.json``.
 from __future__ import annotations
 
 from examples.pytest_example.shop_policy import KeepsTheMoney
-from txcheck.testing import txcheck_testcase
+from txcheck import txcheck_testcase
 
 TestGuarded = txcheck_testcase("guarded", max_examples=50)
 TestKeepsTheMoney = txcheck_testcase(KeepsTheMoney(), max_examples=200)

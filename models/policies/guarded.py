@@ -21,6 +21,7 @@ from typing import Any
 
 from txcheck.models.canonical import stable_hash
 from txcheck.models.contract import ArgRef, ReceiptRef, Tool
+from txcheck.models.plan_verdicts import plan_verdict
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.policies.journal import JournalState
 from txcheck.models.proposal import Call
@@ -36,7 +37,6 @@ from txcheck.models.requests import (
     Sleep,
     ToolResult,
 )
-from txcheck.models.validation import validate
 
 __all__ = ["Guarded"]
 
@@ -132,7 +132,7 @@ class Guarded(Policy):
         listed = [c.id for c in ctx.plan.calls]
         if not self.validate_first:
             return [], listed
-        verdict = validate(ctx.contract, ctx.plan)
+        verdict = plan_verdict(ctx.contract, ctx.plan)
         return sorted(set(verdict.codes())), [str(c) for c in verdict.plan.get("order", listed)]
 
     def manual(self, state: JournalState, diverging: list[str]) -> ActorGen:

@@ -1,0 +1,150 @@
+"""What an engine reports: what it covered (``Tally``), what it found (``Counterexample``)
+and, for the systematic engine, the bound it proved. Engines share this shape, so
+``txcheck explore`` puts them behind one command, one summary and one trace format."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from txcheck.explore.session import Execution, Session
+from txcheck.explore.target import Deadline, Target
+from txcheck.models.choices import FaultKind
+from txcheck.models.proposal import Plan
+
+__all__ = ["Counterexample", "Engine", "EngineReport", "Tally", "outcome_of"]
+
+
+@attrs.frozen(kw_only=True)
+class Counterexample:
+    """A failing execution, the plans it ran, how many deviations it took, which engine
+    (or scenario seed) first found the bug and which search, if any, shortened it."""
+
+    found_by: str
+    plans: tuple[Plan, ...] = attrs.field(eq=False)
+    execution: Execution = attrs.field(eq=False)
+    shortened_by: str | None = None
+
+    @property
+    def deviations(self) -> int:
+        return self.execution.deviations
+
+    @property
+    def invariant(self) -> str:
+        return self.execution.first or "divergence"
+
+    def shortened(self, by: str, execution: Execution) -> Counterexample:
+        """The same bug, as the shorter ``execution`` another search found."""
+        return attrs.evolve(self, plans=execution.plans, execution=execution, shortened_by=by)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "found_by": self.found_by,
+            "shortened_by": self.shortened_by,
+            "invariant": self.invariant,
+            "deviations": self.deviations,
+            "steps": len(self.execution.steps),
+        }
+
+
+def outcome_of(session: Session) -> str:
+    """How one run ended, for coverage: the last journal phase of each instance."""
+    phases = []
+    run = session.run
+    for instance in run.instances:
+        entries = [e for e in run.world.journals.get(instance, []) if "phase" in e]
+        last = entries[-1] if entries else {}
+        phase = str(last.get("phase", "no-journal"))
+        phases.append(f"{phase}:{last['outcome']}" if "outcome" in last else phase)
+    return "+".join(phases)
+
+
+@attrs.define
+class Tally:
+    """Counters across the runs of one search: runs and steps, deviations taken by kind
+    (faults are the deviations that are not scheduling choices), states at which each
+    invariant was checked, and how runs ended."""
+
+    runs: int = 0
+    steps: int = 0
+    deviations: Counter[str] = attrs.field(factory=Counter)
+    invariants: Counter[str] = attrs.field(factory=Counter)
+    outcomes: Counter[str] = attrs.field(factory=Counter)
+    evaluations: int = 0
+
+    def deviation(self, kind: FaultKind | str) -> None:
+        self.deviations[str(kind)] += 1
+
+    def session(self, session: Session, *, outcome: bool = False) -> None:
+        """Count one ended session's steps and checks (and, with ``outcome``, how it ended);
+        ``runs`` is the engine's to count."""
+        self.steps += len(session.steps)
+        suite = session.target.suite
+        for check in suite.safety:
+            self.invariants[check.name] += session.safety_checks
+        for check in suite.liveness:
+            self.invariants[check.name] += session.liveness_checks
+        self.evaluations += session.evaluations
+        if outcome and session.quiesced:
+            self.outcomes[outcome_of(session)] += 1
+
+    def coverage(self) -> dict[str, dict[str, int]]:
+        faults = {k: n for k, n in self.deviations.items() if FaultKind(k).is_fault}
+        data = {
+            "faults": dict(sorted(faults.items())),
+            "deviations": dict(sorted(self.deviations.items())),
+            "invariants": dict(sorted(self.invariants.items())),
+        }
+        if self.outcomes:
+            data["outcomes"] = dict(sorted(self.outcomes.items()))
+        return data
+
+
+@attrs.frozen(kw_only=True)
+class EngineReport:
+    """What an engine covered and what it found.
+
+    ``exhaustive_bound`` is the largest deviation bound for which every run was explored
+    (systematic engine only); ``complete`` says the bound asked for was reached;
+    ``coverage`` counts deviations by kind and the states each invariant was checked at;
+    ``seconds`` is wall time for humans and is kept out of JSON results that must be
+    reproducible.
+    """
+
+    engine: str
+    runs: int
+    steps: int
+    counterexample: Counterexample | None = None
+    states: int | None = None
+    exhaustive_bound: int | None = None
+    complete: bool = False
+    coverage: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "runs": self.runs,
+            "steps": self.steps,
+            "states": self.states,
+            "exhaustive_bound": self.exhaustive_bound,
+            "complete": self.complete,
+            "coverage": {k: dict(sorted(v.items())) for k, v in sorted(self.coverage.items())},
+            "found": None if self.counterexample is None else self.counterexample.to_json(),
+            "notes": list(self.notes),
+        }
+
+
+class Engine(Protocol):
+    """An exploration engine: ``explore`` searches ``target`` until ``deadline`` (or its
+    own bounds) and reports."""
+
+    name: str
+
+    def explore(
+        self, target: Target, deadline: Deadline, tally: Tally | None = None
+    ) -> EngineReport: ...

@@ -1,0 +1,255 @@
+"""The closed vocabularies of a run, each with one home: actions, outcomes, fault kinds,
+request kinds and the parts of the world a step reads or writes.
+
+They are string enums that hash and compare like their values, so a trace's ``"ok"`` and
+``Outcome.OK`` are the same key; traces and JSON results carry the plain values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "READ_OUTCOMES",
+    "TOOL_OUTCOMES",
+    "UNKNOWN_FOOTPRINT",
+    "Action",
+    "Choice",
+    "FaultKind",
+    "Footprint",
+    "Outcome",
+    "Part",
+    "RequestKind",
+    "Vocabulary",
+    "fault_kind",
+    "footprint",
+]
+
+
+class Vocabulary(str, Enum):
+    """A closed set of names: an enum whose members hash, compare and print as strings."""
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Action(Vocabulary):
+    """What a choice does: ``step`` (process the actor's next request), ``complete`` (answer
+    its tool call), ``deliver`` (hand the consumer a message), ``crash``, ``wait`` (advance
+    the clock to the next wake-up) or ``jump`` (a clock jump past the idempotency TTL)."""
+
+    STEP = "step"
+    COMPLETE = "complete"
+    DELIVER = "deliver"
+    CRASH = "crash"
+    WAIT = "wait"
+    JUMP = "jump"
+
+
+class Outcome(Vocabulary):
+    """How a step turns out. ``OK`` is the default; the others are faults."""
+
+    OK = "ok"
+    TIMEOUT_BEFORE_COMMIT = "timeout_before_commit"
+    LOST_RESPONSE_AFTER_COMMIT = "lost_response_after_commit"
+    TRANSIENT_ERROR = "transient_error"
+    PERMANENT_ERROR = "permanent_error"
+    DUPLICATE = "duplicate"
+    ACK_LOST = "ack_lost"
+
+    @property
+    def is_fault(self) -> bool:
+        return self is not Outcome.OK
+
+
+TOOL_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.OK,
+    Outcome.TIMEOUT_BEFORE_COMMIT,
+    Outcome.LOST_RESPONSE_AFTER_COMMIT,
+    Outcome.TRANSIENT_ERROR,
+    Outcome.PERMANENT_ERROR,
+)
+"""How a call to a side-effecting tool can end."""
+
+READ_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.OK,
+    Outcome.TIMEOUT_BEFORE_COMMIT,
+    Outcome.TRANSIENT_ERROR,
+)
+"""How a call to a read-only tool can end (nothing commits, so no response is lost after it)."""
+
+
+class FaultKind(Vocabulary):
+    """Every kind of deviation from the default schedule, in the order shrinking prefers
+    (earlier is simpler): a tool outcome, a crash, a broker duplicate, a lost ACK, a
+    reordered delivery, another actor moving first, or a clock jump."""
+
+    TIMEOUT_BEFORE_COMMIT = "timeout_before_commit"
+    LOST_RESPONSE_AFTER_COMMIT = "lost_response_after_commit"
+    TRANSIENT_ERROR = "transient_error"
+    PERMANENT_ERROR = "permanent_error"
+    CRASH = "crash"
+    DUPLICATE = "duplicate"
+    ACK_LOST = "ack_lost"
+    REORDER = "reorder"
+    INTERLEAVE = "interleave"
+    JUMP = "jump"
+
+    @property
+    def is_fault(self) -> bool:
+        """A fault injected into the world (not a scheduling choice)."""
+        return self not in (FaultKind.REORDER, FaultKind.INTERLEAVE)
+
+
+class RequestKind(Vocabulary):
+    """The requests actors yield, named as in traces (``step.request.kind``)."""
+
+    INVOKE = "Invoke"
+    LOOKUP = "Lookup"
+    KEY_LOOKUP = "KeyLookup"
+    RECONCILE = "Reconcile"
+    CLAIM = "Claim"
+    JOURNAL_APPEND = "JournalAppend"
+    JOURNAL_READ = "JournalRead"
+    SLEEP = "Sleep"
+    PUBLISH = "Publish"
+    OUTBOX_FETCH = "OutboxFetch"
+    BROKER_SEND = "BrokerSend"
+    OUTBOX_MARK_PUBLISHED = "OutboxMarkPublished"
+    SEEN_CHECK = "SeenCheck"
+    MARK_SEEN = "MarkSeen"
+    APPLY_EFFECT = "ApplyEffect"
+    ACK = "Ack"
+
+
+class Part(Vocabulary):
+    """A part of the durable world (plus the monitor's history). Requests declare which
+    parts they read and write (partial-order reduction); the world counts changes per part
+    (so an invariant is not re-evaluated while nothing it reads has changed)."""
+
+    CLOCK = "clock"
+    SERVICES = "services"
+    STORE = "store"
+    OPERATIONS = "operations"
+    OUTBOX = "outbox"
+    BROKER = "broker"
+    SEEN = "seen"
+    EFFECTS = "effects"
+    JOURNALS = "journals"
+    CLAIMS = "claims"
+    HISTORY = "history"
+
+
+def _action(value: Action | str) -> Action:
+    return Action(value)
+
+
+def _outcome(value: Outcome | str) -> Outcome | str:
+    """An outcome's enum member; a delivery id (the outcome of ``deliver``) stays a string."""
+    if isinstance(value, Outcome):
+        return value
+    try:
+        return Outcome(value)
+    except ValueError:
+        return str(value)
+
+
+@attrs.frozen(order=True)
+class Choice:
+    """One nondeterministic decision: ``actor`` does ``action`` with ``outcome`` (for
+    ``deliver``, the outcome is the delivery id)."""
+
+    actor: str
+    action: Action = attrs.field(converter=_action)
+    outcome: Outcome | str = attrs.field(default=Outcome.OK, converter=_outcome)
+
+    def to_json(self) -> dict[str, str]:
+        return {"actor": self.actor, "action": str(self.action), "outcome": str(self.outcome)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Choice:
+        """A recorded choice; an unknown action is a ``ValueError``."""
+        return cls(str(data["actor"]), str(data["action"]), str(data.get("outcome", "ok")))
+
+    @property
+    def is_fault(self) -> bool:
+        """A crash, a clock jump or a faulty outcome: the world saw something go wrong."""
+        if self.action in (Action.CRASH, Action.JUMP):
+            return True
+        return isinstance(self.outcome, Outcome) and self.outcome.is_fault
+
+    @property
+    def fault_name(self) -> str:
+        """The name the history counts this fault under."""
+        return str(self.outcome) if self.outcome != Outcome.OK else str(self.action)
+
+
+def fault_kind(choice: Choice, options: Sequence[Choice]) -> FaultKind | None:
+    """The kind of deviation ``choice`` is among ``options`` (default first); None for the
+    default."""
+    if not options or choice == options[0]:
+        return None
+    if choice.action is Action.CRASH:
+        return FaultKind.CRASH
+    if choice.action is Action.JUMP:
+        return FaultKind.JUMP
+    if isinstance(choice.outcome, Outcome) and choice.outcome.is_fault:
+        return FaultKind(choice.outcome.value)
+    if choice.action is Action.DELIVER:
+        oldest = next(c for c in options if c.action is Action.DELIVER)
+        if choice != oldest:
+            return FaultKind.REORDER
+    return FaultKind.INTERLEAVE
+
+
+@attrs.frozen
+class Footprint:
+    """What a step reads and writes in the world: ``appends`` adds new rows (two appends
+    to one part commute with changes to its existing rows, not with each other),
+    ``changes`` modifies existing state. ``JOURNALS`` is each actor's own journal: it is
+    private, so it never conflicts with another actor's step. ``unknown`` conflicts with
+    everything (the sound default for a step nobody described)."""
+
+    reads: frozenset[Part] = frozenset()
+    appends: frozenset[Part] = frozenset()
+    changes: frozenset[Part] = frozenset()
+    unknown: bool = False
+
+    @property
+    def writes(self) -> frozenset[Part]:
+        return self.appends | self.changes
+
+    def conflicts(self, other: Footprint) -> bool:
+        """Whether the order of two steps of *different* actors can matter."""
+        if self.unknown or other.unknown:
+            return True
+        shared = (self.appends & other.appends) | (self.changes & other.changes)
+        shared |= (self.writes & other.reads) | (other.writes & self.reads)
+        return bool(shared - {Part.JOURNALS})
+
+    def __or__(self, other: Footprint) -> Footprint:
+        return Footprint(
+            reads=self.reads | other.reads,
+            appends=self.appends | other.appends,
+            changes=self.changes | other.changes,
+            unknown=self.unknown or other.unknown,
+        )
+
+
+def footprint(
+    *,
+    reads: tuple[Part, ...] = (),
+    appends: tuple[Part, ...] = (),
+    changes: tuple[Part, ...] = (),
+) -> Footprint:
+    """A ``Footprint`` from tuples of parts (for declarations)."""
+    return Footprint(frozenset(reads), frozenset(appends), frozenset(changes))
+
+
+UNKNOWN_FOOTPRINT = Footprint(unknown=True)
