@@ -33,12 +33,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from kit import run_engine
 
-from txcheck.explore.engine import Budget, Engine, EngineReport, Target
 from txcheck.explore.random_walk import RandomEngine
+from txcheck.explore.report import Engine, EngineReport
 from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import check_now, execute
+from txcheck.explore.session import Session, execute
 from txcheck.explore.systematic import SystematicEngine
+from txcheck.explore.target import Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
@@ -77,16 +79,12 @@ def target(policy_name: str, plans: tuple[Plan, ...] = SINGLE) -> Target:
 # -- the Hypothesis engine, or a minimal baseline ------------------------------------------
 
 
-try:
-    from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
-except ImportError:  # pragma: no cover - before the Hypothesis engine exists
-    HypothesisEngine = None  # type: ignore[assignment,misc]
+from txcheck.explore.hypothesis_engine import HypothesisEngine  # noqa: E402
 
 
 def hypothesis_engine(seed: int) -> Engine:
-    if HypothesisEngine is None:
-        return BaselineHypothesis(seed)
-    return HypothesisEngine(HypothesisOptions(seed=seed))
+    """txcheck's Hypothesis engine (the seed is the target budget's)."""
+    return HypothesisEngine()
 
 
 class BaselineHypothesis:
@@ -99,37 +97,34 @@ class BaselineHypothesis:
     def __init__(self, seed: int) -> None:
         self.seed = seed
 
-    def explore(self, target: Target, budget: Budget) -> EngineReport:
+    def explore(self, target: Target, deadline: Deadline, tally: object = None) -> EngineReport:
         started = time.monotonic()
-        budget.start()
         counts = {"runs": 0, "steps": 0}
-        safety = [c for c in target.invariants if c.kind == "always"]  # type: ignore[attr-defined]
+        max_faults = target.bounds.max_faults
 
         class Machine(RuleBasedStateMachine):
             def __init__(self) -> None:
                 super().__init__()
-                self.run = Target(
-                    policy=target.policy, contract=target.contract, fixture=target.fixture
-                ).run(target.plans[0])
+                self.session = Session(target, target.plans[0])
                 self.deviations = 0
                 counts["runs"] += 1
 
             @rule(pick=st.integers(min_value=0, max_value=64))
             def step(self, pick: int) -> None:
-                options = self.run.choices()
-                if not options or budget.expired():
+                options = self.session.choices()
+                if not options or deadline.expired():
                     return
-                index = pick % len(options) if self.deviations < budget.max_faults else 0
+                index = pick % len(options) if self.deviations < max_faults else 0
                 self.deviations += index > 0
-                self.run.apply(options[index], deviation=index > 0)
+                self.session.apply(options[index])
                 counts["steps"] += 1
-                assert not check_now(self.run, safety, len(self.run.steps))
+                assert not self.session.failures
 
         machine = fix_seed(self.seed)(Machine)
         run_state_machine_as_test(
             machine,
             settings=settings(
-                max_examples=budget.max_examples,
+                max_examples=target.budget.max_examples,
                 stateful_step_count=60,
                 deadline=None,
                 database=None,
@@ -171,8 +166,8 @@ def _raw(checked: bool, seconds: float) -> dict[str, Any]:
     return {"engine": name, "runs": runs, "steps": steps, "seconds": elapsed}
 
 
-def _engine_row(engine: Engine, budget: Budget, label: str | None = None) -> dict[str, Any]:
-    report = engine.explore(target("guarded"), budget)
+def _engine_row(engine: Engine, label: str | None = None, **limits: Any) -> dict[str, Any]:
+    report = run_engine(engine, target("guarded"), **limits)
     row = {
         "engine": label or report.engine,
         "runs": report.runs,
@@ -189,13 +184,9 @@ def _engine_row(engine: Engine, budget: Budget, label: str | None = None) -> dic
 
 def throughput(seconds: float, seed: int) -> list[dict[str, Any]]:
     rows = [_raw(False, seconds), _raw(True, seconds)]
-    rows.append(
-        _engine_row(SystematicEngine(), Budget(max_faults=2, time_budget=max(seconds, 60.0)))
-    )
-    timed = Budget(max_faults=2, max_examples=10**6, time_budget=seconds, seed=seed)
-    rows.append(_engine_row(RandomEngine(), timed))
-    timed = Budget(max_faults=2, max_examples=10**6, time_budget=seconds, seed=seed)
-    rows.append(_engine_row(hypothesis_engine(seed), timed))
+    rows.append(_engine_row(SystematicEngine(), seconds=max(seconds, 60.0)))
+    rows.append(_engine_row(RandomEngine(), seconds=seconds, seed=seed))
+    rows.append(_engine_row(hypothesis_engine(seed), seconds=seconds, seed=seed))
     for row in rows:
         row["steps_per_s"] = row["steps"] / row["seconds"]
         if "replayed" in row:
@@ -220,8 +211,7 @@ def first_counterexamples(seconds: float, seed: int) -> list[dict[str, Any]]:
     rows = []
     for control, plans in CONTROL_PLANS.items():
         for label, factory in engines:
-            budget = Budget(max_faults=2, max_examples=10**6, time_budget=seconds, seed=seed)
-            report = factory().explore(target(control, plans), budget)
+            report = run_engine(factory(), target(control, plans), seconds=seconds, seed=seed)
             found = report.counterexample
             rows.append(
                 {

@@ -40,16 +40,17 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from txcheck.explore.engine import Budget, Target
-from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
-from txcheck.explore.machine import Stats
-from txcheck.explore.session import check_now
+from kit import bounded
+
+from txcheck.explore.hypothesis_engine import HypothesisEngine
+from txcheck.explore.report import Tally
+from txcheck.explore.session import Session
+from txcheck.explore.target import Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import DESIGNATED, builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
@@ -71,8 +72,6 @@ PLAN = Plan.of(
     ),
     ("confirm_order", {"order_id": "ord_1", "idempotency_key": "key-confirm-1"}),
 )
-SAFETY = tuple(c for c in DEFAULT_INVARIANTS if c.kind == "always")
-LIVENESS = tuple(c for c in DEFAULT_INVARIANTS if c.kind != "always")
 
 
 def _target(policy: str, plans: tuple[tuple[Plan, ...], ...]) -> Target:
@@ -99,36 +98,36 @@ class Baseline(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.run: Run | None = None
+        self.session: Session | None = None
         self.faults = 0
 
     @initialize()
     def start(self) -> None:
         policy = builtin_policy("guarded")
         assert policy is not None
-        self.run = Target(policy=policy, contract=CONTRACT, fixture=FIXTURE).run([PLAN])
+        self.session = Session(Target(policy=policy, contract=CONTRACT, fixture=FIXTURE), [PLAN])
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
-        assert self.run is not None
-        options = self.run.choices()
+        assert self.session is not None
+        options = self.session.choices()
         if not options:
             return
         choice = options[0]
         if self.faults < self.max_faults and data.draw(st.booleans()):
             choice = data.draw(st.sampled_from(options))
             self.faults += choice != options[0]
-        step = self.run.apply(choice, deviation=choice != options[0])
+        self.session.apply(choice)
         Baseline.steps += 1
-        assert not check_now(self.run, SAFETY, step.index)
+        assert not self.session.failures
 
     def teardown(self) -> None:
-        if self.run is None:
+        if self.session is None:
             return
-        before = len(self.run.steps)
-        self.run.quiesce(after_each=lambda s: bool(check_now(self.run, SAFETY, s.index)))  # type: ignore[arg-type]
-        Baseline.steps += len(self.run.steps) - before
-        assert not check_now(self.run, LIVENESS, None)
+        before = len(self.session.steps)
+        execution = self.session.finish()
+        Baseline.steps += len(self.session.steps) - before
+        assert execution.ok
 
 
 def baseline_throughput(examples: int, seed: int, step_count: int) -> dict[str, Any]:
@@ -154,8 +153,15 @@ def txcheck_throughput(
     examples: int, seed: int, plans: tuple[tuple[Plan, ...], ...], label: str
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    report = HypothesisEngine(HypothesisOptions(seed=seed, max_shrinks=0)).explore(
-        _target("guarded", plans), Budget(max_examples=examples, max_faults=3)
+    report = HypothesisEngine().explore(
+        bounded(
+            _target("guarded", plans),
+            max_faults=3,
+            max_examples=examples,
+            seed=seed,
+            max_shrinks=0,
+        ),
+        Deadline(),
     )
     seconds = time.perf_counter() - started
     found = report.counterexample
@@ -174,18 +180,19 @@ def txcheck_throughput(
 def control_times(policy: str, seeds: int, examples: int) -> dict[str, Any]:
     rows = []
     for seed in range(seeds):
-        holder: list[Stats] = []
-        options = HypothesisOptions(seed=seed, on_stats=holder.append)
+        tally = Tally()
         started = time.monotonic()
-        report = HypothesisEngine(options).explore(
-            _target(policy, ()), Budget(max_examples=examples, max_faults=3)
+        report = HypothesisEngine().explore(
+            bounded(_target(policy, ()), max_faults=3, max_examples=examples, seed=seed),
+            Deadline(),
+            tally,
         )
         total = time.monotonic() - started
         found = report.counterexample
-        first = holder[0].first_failure
+        first = tally.first_failure
         rows.append(
             {
-                "first": None if first is None else first - holder[0].started,
+                "first": None if first is None else first - tally.started,
                 "total": total,
                 "invariant": None if found is None else found.invariant,
                 "designated": found is not None and found.invariant in DESIGNATED[policy],

@@ -22,13 +22,15 @@ from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from jsonschema import Draft202012Validator
+from kit import run_engine
 
-from txcheck.explore.engine import Budget, Engine, Target
-from txcheck.explore.hypothesis_engine import HypothesisEngine, HypothesisOptions
+from txcheck.explore.hypothesis_engine import HypothesisEngine
 from txcheck.explore.random_walk import RandomEngine
+from txcheck.explore.report import Engine
 from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import check_now, execute
+from txcheck.explore.session import Session, execute
 from txcheck.explore.systematic import SystematicEngine
+from txcheck.explore.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
@@ -66,38 +68,33 @@ def bare_hypothesis(target: Target, seconds: float, seed: int) -> dict[str, Any]
     Hypothesis report a flaky strategy when the stopped example's prefix was seen before.)
     """
     counts = {"runs": 0, "steps": 0}
-    safety = [c for c in target.invariants if getattr(c, "kind", "always") == "always"]
-    liveness = [c for c in target.invariants if c not in safety]
     deadline = time.monotonic() + seconds
 
     class Bare(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.run = Target(
-                policy=target.policy, contract=target.contract, fixture=target.fixture
-            ).run(target.plans[0])
+            self.session = Session(target, target.plans[0])
             self.deviations = 0
             self.live = time.monotonic() < deadline
             counts["runs"] += self.live
 
-        def _checked(self, step: Any) -> bool:
-            counts["steps"] += 1
-            assert not check_now(self.run, safety, step.index)
-            return False
-
         @rule(pick=st.integers(min_value=0, max_value=64))
         def step(self, pick: int) -> None:
-            options = self.run.choices() if self.live else []
+            options = self.session.choices() if self.live else []
             if not options:
                 return
             index = pick % len(options) if self.deviations < MAX_FAULTS else 0
             self.deviations += index > 0
-            self._checked(self.run.apply(options[index], deviation=index > 0))
+            self.session.apply(options[index])
+            counts["steps"] += 1
+            assert not self.session.failures
 
         def teardown(self) -> None:
             if self.live:
-                self.run.quiesce(after_each=self._checked)
-                assert not check_now(self.run, liveness, None)
+                before = len(self.session.steps)
+                execution = self.session.finish()
+                counts["steps"] += len(self.session.steps) - before
+                assert execution.ok
 
     started = time.perf_counter()
     batch = 0
@@ -141,9 +138,8 @@ def _runner_checked(seconds: float) -> dict[str, Any]:
 
 
 def _engine(engine: Engine, label: str, seconds: float, seed: int) -> dict[str, Any]:
-    budget = Budget(max_faults=MAX_FAULTS, max_examples=10**6, time_budget=seconds, seed=seed)
     started = time.perf_counter()
-    report = engine.explore(_guarded(), budget)
+    report = run_engine(engine, _guarded(), max_faults=MAX_FAULTS, seconds=seconds, seed=seed)
     elapsed = time.perf_counter() - started
     return {"engine": label, "runs": report.runs, "steps": report.steps, "seconds": elapsed}
 
@@ -156,7 +152,7 @@ def throughput(seconds: float, seed: int) -> list[dict[str, Any]]:
         _engine(SystematicEngine(), "explore --engine systematic", seconds, seed),
         _engine(RandomEngine(), "explore --engine random", seconds, seed),
         _engine(
-            HypothesisEngine(HypothesisOptions(seed=seed)),
+            HypothesisEngine(),
             "explore --engine hypothesis",
             seconds,
             seed,

@@ -29,13 +29,12 @@ from mutants.shortest import shortest_run  # noqa: E402
 
 from txcheck.cli import build_parser  # noqa: E402
 from txcheck.explore.auto import ExploreResult, explore  # noqa: E402
-from txcheck.explore.engine import Budget, Counterexample, Target  # noqa: E402
-from txcheck.explore.hypothesis_engine import HypothesisOptions  # noqa: E402
-from txcheck.explore.random_walk import shrink  # noqa: E402
+from txcheck.explore.report import Counterexample  # noqa: E402
 from txcheck.explore.representative import near_valid_plans, representative_plans  # noqa: E402
 from txcheck.explore.schedule import Deviations  # noqa: E402
 from txcheck.explore.session import Execution, execute  # noqa: E402
-from txcheck.explore.systematic import SystematicEngine  # noqa: E402
+from txcheck.explore.shrink import delta_debug, search_below  # noqa: E402
+from txcheck.explore.target import Bounds, Budget, Deadline, Target  # noqa: E402
 from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
 from txcheck.models.contract_loader import default_contract  # noqa: E402
 from txcheck.models.fixture import default_fixture  # noqa: E402
@@ -206,12 +205,10 @@ def _scenarios(mutant: Mutant, seed: int) -> Cell:
 def _seed_shrink(target: Target, found: Counterexample, cap: float) -> Execution:
     """The proposed fix for unshrunk seed counterexamples: delta-debug the deviations,
     then search below their count systematically (as the random engine does)."""
-    best = shrink(target, found.plans, found.execution)
-    if best.deviations > 0:
-        below = Budget(max_faults=best.deviations - 1, time_budget=cap)
-        report = SystematicEngine().explore(attrs.evolve(target, plans=(found.plans,)), below)
-        if report.counterexample is not None:
-            best = report.counterexample.execution
+    best = delta_debug(target, found.execution, Deadline())
+    report = search_below(target, found.plans, best.deviations, Deadline(cap))
+    if report is not None and report.counterexample is not None:
+        best = report.counterexample.execution
     return best
 
 
@@ -221,25 +218,27 @@ def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
     plans: tuple[Any, ...] = ()
     if variant == "near-valid":
         plans = (*representative_plans(CONTRACT, FIXTURE), *near_valid_plans(CONTRACT, FIXTURE))
-    target = _target(mutant, plans)
-    budget = Budget(
-        max_examples=defaults["max_examples"],
-        max_faults=defaults["max_faults"],
-        time_budget=defaults["time_budget"] if engine == "auto" else cap,
-        seed=seed,
+    target = attrs.evolve(
+        _target(mutant, plans),
+        bounds=Bounds(max_faults=defaults["max_faults"]),
+        budget=Budget(
+            max_examples=defaults["max_examples"],
+            time_budget=defaults["time_budget"] if engine == "auto" else cap,
+            seed=seed,
+            database=None,
+        ),
     )
     seeds = defaults["seeds"] if engine == "auto" else False
-    options = HypothesisOptions(seed=seed)
     started = time.perf_counter()
-    result: ExploreResult = explore(target, budget, engine=engine, seeds=seeds, options=options)
+    result: ExploreResult = explore(target, engine=engine, seeds=seeds)
     seconds = time.perf_counter() - started
     found = result.counterexample
     if found is None:
         return Cell(mutant=mutant.name, method=method, seed=seed, status="missed", seconds=seconds)
     cell = attrs.evolve(
-        _judged(mutant, method, seed, seconds, found.execution), engine=found.engine
+        _judged(mutant, method, seed, seconds, found.execution), engine=found.found_by
     )
-    if engine == "auto" and found.engine == "seeds" and found.deviations > mutant.min_deviations:
+    if engine == "auto" and found.found_by == "seeds" and found.deviations > mutant.min_deviations:
         started = time.perf_counter()
         best = _seed_shrink(target, found, cap)
         cell = attrs.evolve(

@@ -23,7 +23,7 @@ from typing import overload
 
 import attrs
 
-from txcheck.models.choices import Part, Vocabulary
+from txcheck.models.choices import Part, Vocabulary, part_mask
 from txcheck.models.errors import TxcheckError
 from txcheck.models.runner import RunView
 
@@ -59,6 +59,11 @@ class Invariant:
     check: Property = attrs.field(eq=False, repr=False)
     doc: str = attrs.field(default="", eq=False, repr=False)
     reads: frozenset[Part] | None = attrs.field(default=None, converter=_parts, eq=False)
+    reads_mask: int = attrs.field(init=False, eq=False, repr=False)
+    """``reads`` as the flags of ``Part.bit`` (every flag when undeclared)."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "reads_mask", part_mask(self.reads))
 
     def __call__(self, view: RunView) -> list[str]:
         return list(self.check(view))

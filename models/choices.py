@@ -27,6 +27,7 @@ __all__ = [
     "Vocabulary",
     "fault_kind",
     "footprint",
+    "part_mask",
 ]
 
 
@@ -67,6 +68,8 @@ class Outcome(Vocabulary):
     def is_fault(self) -> bool:
         return self is not Outcome.OK
 
+
+_OUTCOMES: dict[str, Outcome] = {o.value: o for o in Outcome}
 
 TOOL_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.OK,
@@ -130,8 +133,9 @@ class RequestKind(Vocabulary):
 
 class Part(Vocabulary):
     """A part of the durable world (plus the monitor's history). Requests declare which
-    parts they read and write (partial-order reduction); the world counts changes per part
-    (so an invariant is not re-evaluated while nothing it reads has changed)."""
+    parts they read and write (partial-order reduction); the world marks the parts each
+    step changes (so an invariant is not re-evaluated while nothing it reads has changed).
+    ``bit`` is the part's flag in such a mark."""
 
     CLOCK = "clock"
     SERVICES = "services"
@@ -145,19 +149,36 @@ class Part(Vocabulary):
     CLAIMS = "claims"
     HISTORY = "history"
 
+    @property
+    def bit(self) -> int:
+        return _BITS[self]
+
+
+_BITS: dict[Part, int] = {part: 1 << index for index, part in enumerate(Part)}
+
+
+def part_mask(parts: frozenset[Part] | None) -> int:
+    """The flags of ``parts`` (every flag for None: unknown reads see every change)."""
+    if parts is None:
+        return -1
+    mask = 0
+    for part in parts:
+        mask |= part.bit
+    return mask
+
 
 def _action(value: Action | str) -> Action:
+    if type(value) is Action:  # the runner's own choices: no enum lookup
+        return value
     return Action(value)
 
 
 def _outcome(value: Outcome | str) -> Outcome | str:
     """An outcome's enum member; a delivery id (the outcome of ``deliver``) stays a string."""
-    if isinstance(value, Outcome):
+    if type(value) is Outcome:
         return value
-    try:
-        return Outcome(value)
-    except ValueError:
-        return str(value)
+    text = str(value)
+    return _OUTCOMES.get(text, text)
 
 
 @attrs.frozen(order=True)

@@ -14,6 +14,7 @@ Prices are integers in minor units. Order totals are derived from the catalog.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from importlib import resources
@@ -146,6 +147,12 @@ def load_world(path: str | Path) -> WorldFixture:
 
 
 def default_fixture() -> WorldFixture:
-    """The bundled checkout world (also examples/checkout/world.json)."""
+    """The bundled checkout world (also examples/checkout/world.json), parsed once; treat
+    it as read-only."""
+    return _bundled()
+
+
+@functools.cache
+def _bundled() -> WorldFixture:
     text = resources.files("txcheck.models").joinpath("data/checkout_world.json").read_text("utf-8")
     return parse_world(json.loads(text), source="checkout_world.json")

@@ -2,7 +2,8 @@
 
 The world holds durable state; this holds the monitor's record: every attempt of every
 plan call with the key it used, and the faults the checker injected. Invariants read both.
-``version`` counts changes, like ``World.versions`` does for the world's parts.
+``changed`` says whether it changed since the checker last cleared it, as ``World.changed``
+does for the world's parts.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ class History:
 
     attempts: list[Attempt] = attrs.field(factory=list)
     faults: dict[str, int] = attrs.field(factory=dict)
-    version: int = 0
+    changed: bool = True
 
     def record_attempt(self, attempt: Attempt) -> None:
-        self.version += 1
+        self.changed = True
         self.attempts.append(attempt)
 
     def record_fault(self, kind: str) -> None:
-        self.version += 1
+        self.changed = True
         self.faults[kind] = self.faults.get(kind, 0) + 1
 
     @property

@@ -14,9 +14,6 @@ properties is the exploration kernel's job (``txcheck.explore.session``), not th
 
 from __future__ import annotations
 
-import hashlib
-import json
-import pickle
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,13 +21,14 @@ import attrs
 
 from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.contract import Contract
+from txcheck.models.digest import chain, digest, serial
 from txcheck.models.errors import PolicyError
 from txcheck.models.history import Attempt, History
 from txcheck.models.plan_verdicts import violation_codes
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.proposal import Plan
 from txcheck.models.requests import Ack, Delivery, Invoke, Request, Sleep, request_problem
-from txcheck.models.world import PendingCall, World, plain_json
+from txcheck.models.world import PendingCall, World
 
 __all__ = ["CLOCK", "CONSUMER", "RELAY", "Run", "RunView", "Step", "StepLimitExceeded"]
 
@@ -121,6 +119,8 @@ class Run:
         self.allow_clock_jumps = allow_clock_jumps
         self.track_positions = track_positions
         self._options: list[Choice] | None = None
+        self._attempts: dict[tuple[str, str], bytes] = {}  # running digests (fingerprint)
+        self._attempts_seen = 0
         self.instances = tuple(f"orchestrator-{i + 1}" for i in range(len(self.plans)))
         self._contexts = {
             name: OrchestratorContext(instance=name, plan=plan, contract=contract)
@@ -308,7 +308,7 @@ class Run:
         actor.done = False
         actor.fed = 0
         if self.track_positions:
-            actor.digest = _digest(b"start", origin)
+            actor.digest = chain(b"start", origin)
         self._advance(actor, lambda: next(gen))
 
     def _resume(self, actor: _Actor, response: Any) -> None:
@@ -316,7 +316,7 @@ class Run:
         assert gen is not None
         actor.fed += 1
         if self.track_positions:  # before the generator sees (and might change) it
-            actor.digest = _digest(actor.digest, response)
+            actor.digest = chain(actor.digest, response)
         self._advance(actor, lambda: gen.send(response))
 
     def _advance(self, actor: _Actor, move: Callable[[], Request]) -> None:
@@ -379,33 +379,35 @@ class Run:
     # -- state identity (for engines that deduplicate states) ------------------------------
 
     def fingerprint(self) -> bytes:
-        """A digest (SHA-256) of everything that decides what can happen next and what a
-        property can see: the durable world; the history (each call's attempts with their
-        keys, compensations included, and the fault counts, not step numbers); and each
-        actor's position: the inputs its generator got since it last (re)started, its
-        call in flight, sleep and delivery. Equal digests mean equal states; equal states
-        built differently (dict insertion order) may differ, which only costs pruning.
-        Needs ``track_positions=True`` (or ``track``).
+        """A digest (128 bits, ``models.digest``) of everything that decides what can
+        happen next and what a property can see: the durable world (``World.fingerprint``);
+        the history (each call's attempts with their keys, compensations included, and the
+        fault counts, not step numbers); and each actor's position: the inputs its
+        generator got since it last (re)started, its call in flight, sleep and delivery.
+        Equal digests mean equal states (up to a hash collision); equal states built
+        differently (dict insertion order) may differ, which only costs pruning. Needs
+        ``track_positions=True`` (or ``track``).
         """
         if not self.track_positions:
             raise ValueError("fingerprint() needs a Run built with track_positions=True")
         actors = [
-            [
+            (
                 a.gen is not None,
                 a.done,
                 a.digest if a.gen is not None else b"",
                 a.pending is not None,
                 a.wake_at,
                 a.delivery,
-            ]
+            )
             for a in self._actors.values()
         ]
-        attempts: dict[tuple[str, str], list[tuple[str, str | None, str | None]]] = {}
-        for a in self.history.attempts:  # every attempt, compensations too; not step numbers
-            attempts.setdefault((a.instance, a.call_id), []).append((a.tool, a.key, a.compensates))
-        history = [sorted(attempts.items()), sorted(self.history.faults.items())]
-        data = [self.world.fingerprint_data(), history, actors]
-        return hashlib.sha256(_serial(data)).digest()
+        attempts = self._attempts  # every attempt, compensations too; not step numbers
+        for a in self.history.attempts[self._attempts_seen :]:
+            call = (a.instance, a.call_id)
+            attempts[call] = chain(attempts.get(call, b""), (a.tool, a.key, a.compensates))
+        self._attempts_seen = len(self.history.attempts)
+        history = (sorted(attempts.items()), sorted(self.history.faults.items()))
+        return digest(serial((self.world.fingerprint(), history, actors)))
 
     def positions(self) -> tuple[bytes, ...]:
         """Each actor's input digest (``track_positions``), to resume tracking elsewhere."""
@@ -417,8 +419,8 @@ class Run:
         """Start tracking positions mid-run, from ``positions()`` of an identical run at
         this very step: replaying a prefix untracked and then tracking gives the same
         fingerprints as tracking all along, without digesting the prefix again."""
-        for actor, digest in zip(self._actors.values(), positions, strict=True):
-            actor.digest = digest
+        for actor, position in zip(self._actors.values(), positions, strict=True):
+            actor.digest = position
         self.track_positions = True
 
     def fresh(self, actor: str) -> bool:
@@ -474,22 +476,6 @@ def _invalid_plans(
         if codes:
             invalid[instance] = codes
     return invalid
-
-
-def _serial(value: Any) -> bytes:
-    """Bytes that determine ``value``: equal bytes mean equal values. A pickle (fast);
-    canonical JSON when the value does not pickle. Equal values built differently (dict
-    insertion order, shared objects) may give different bytes: a finer key, never a
-    wrong merge."""
-    try:
-        return pickle.dumps(value, protocol=5)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=plain_json)
-        return b"json:" + text.encode("utf-8")
-
-
-def _digest(previous: bytes, value: Any) -> bytes:
-    return hashlib.sha256(previous + _serial(value)).digest()
 
 
 def _deep_copy(value: Any) -> Any:

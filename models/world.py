@@ -21,6 +21,7 @@ from txcheck.models.canonical import canonical_json, normalize, stable_hash
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import READ_OUTCOMES, TOOL_OUTCOMES, Outcome, Part
 from txcheck.models.contract import Contract, Tool
+from txcheck.models.digest import chain, digest, plain_json, serial
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
@@ -44,22 +45,71 @@ class PendingCall:
         return TOOL_OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
 
 
-def plain_json(value: Any) -> Any:
-    """``json.dumps(default=...)`` for fingerprints: attrs values as their fields, mappings
-    as dicts, sets sorted; anything else by its repr (a finer key, never a wrong merge)."""
-    if attrs.has(type(value)):
-        return {f.name: getattr(value, f.name) for f in attrs.fields(type(value))}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    return repr(value)
-
-
 _VALIDATORS: dict[int, tuple[Tool, jsonschema.protocols.Validator]] = {}
-_PROBLEMS: dict[tuple[int, str], list[str]] = {}
-"""Compiled argument validators and their verdicts, by tool identity (each entry keeps its
-tool alive, so the id cannot be reused): engines build thousands of worlds per contract."""
+"""Compiled argument validators by tool identity (each entry keeps its tool alive, so the
+id cannot be reused): engines build thousands of worlds per contract."""
+
+
+@attrs.frozen(kw_only=True)
+class Admission:
+    """What a tool request's arguments decide before any state is read: why a service
+    would refuse them outright (schema problems), and otherwise its idempotency key,
+    intent, request hash, resource and customer."""
+
+    problems: tuple[str, ...]
+    key: str | None = None
+    intent: str = ""
+    request_hash: str = ""
+    resource: str = ""
+    customer: str | None = None
+
+
+_ADMISSIONS: dict[tuple[int, str], tuple[Tool, Admission]] = {}
+"""Admissions by (tool identity, the arguments' JSON): a run sends the same calls again
+and again, and engines run thousands of runs."""
+
+
+def admission(tool: Tool, arguments: Mapping[str, Any]) -> Admission:
+    """The ``Admission`` of ``arguments`` to ``tool`` (memoised)."""
+    try:
+        memo: tuple[int, str] | None = (
+            id(tool),
+            json.dumps(arguments, sort_keys=True, default=repr),
+        )
+    except (TypeError, ValueError, RecursionError):
+        memo = None
+    if memo is not None:
+        entry = _ADMISSIONS.get(memo)
+        if entry is not None and entry[0] is tool:
+            return entry[1]
+    found = _admit(tool, arguments)
+    if memo is not None:
+        if len(_ADMISSIONS) >= 4096:
+            _ADMISSIONS.clear()
+        _ADMISSIONS[memo] = (tool, found)
+    return found
+
+
+def _admit(tool: Tool, arguments: Mapping[str, Any]) -> Admission:
+    try:
+        problems = tuple(sorted(e.message for e in _validator(tool).iter_errors(dict(arguments))))
+    except RecursionError:
+        problems = ("arguments nest too deeply",)
+    if problems:
+        return Admission(problems=problems)
+    key = None
+    if tool.idempotency_key is not None and tool.idempotency_key in arguments:
+        key = str(arguments[tool.idempotency_key])
+    body = intent_body(tool, arguments)
+    customer = arguments.get("customer_id")
+    return Admission(
+        problems=(),
+        key=key,
+        intent=stable_hash({"tool": tool.name, "arguments": body}),
+        request_hash=stable_hash(canonical_json(body)),
+        resource=str(arguments.get(tool.resource, "")) if tool.resource else "",
+        customer=None if customer is None else str(customer),
+    )
 
 
 def _validator(tool: Tool) -> jsonschema.protocols.Validator:
@@ -69,7 +119,7 @@ def _validator(tool: Tool) -> jsonschema.protocols.Validator:
     validator = jsonschema.Draft202012Validator(dict(tool.parameters))
     if len(_VALIDATORS) >= 512:
         _VALIDATORS.clear()
-        _PROBLEMS.clear()
+        _ADMISSIONS.clear()
     _VALIDATORS[id(tool)] = (tool, validator)
     return validator
 
@@ -79,12 +129,29 @@ def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
     return tool.intent_arguments(arguments)
 
 
+_FINGERPRINTED: tuple[Part, ...] = (
+    Part.CLOCK,
+    Part.SERVICES,
+    Part.STORE,
+    Part.CLAIMS,
+    Part.OPERATIONS,
+    Part.OUTBOX,
+    Part.BROKER,
+    Part.SEEN,
+    Part.EFFECTS,
+    Part.JOURNALS,
+)
+"""The parts of the world a state fingerprint covers (everything but the history, which
+the run holds)."""
+
+
 class World:
     """All durable state of one run. Deterministic: no clock, randomness or set order.
 
-    Every change of state goes through a method here, which counts it per ``Part``
-    (``versions``): a property that reads only unchanged parts need not be re-evaluated.
-    Read the attributes freely; never assign to them from outside.
+    Every change of state goes through a method here, which marks the ``Part`` it changes
+    in ``changed`` (a bit mask the checker reads and clears): a property that reads only
+    unchanged parts need not be re-evaluated. Read the attributes freely; never assign to
+    them from outside.
     """
 
     def __init__(
@@ -116,12 +183,17 @@ class World:
         self.journals: dict[str, list[dict[str, Any]]] = {}
         self.claims: dict[str, str] = {}
         self.counters = {"event": 0, "delivery": 0}
-        self.versions: dict[Part, int] = dict.fromkeys(Part, 0)
+        self.changed = -1
+        """Parts changed since the checker last cleared this mask (all, at first)."""
+        self._stale = -1  # parts changed since the last fingerprint
+        self._digests = [b""] * len(_FINGERPRINTED)
+        self._print = b""
+        self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
 
     def _touch(self, *parts: Part) -> None:
-        versions = self.versions
         for part in parts:
-            versions[part] += 1
+            self.changed |= part.bit
+            self._stale |= part.bit
 
     # -- clock -----------------------------------------------------------------------------
 
@@ -142,22 +214,7 @@ class World:
         """Why a service would refuse these arguments outright (schema), or nothing."""
         if arguments is None:
             return ["arguments are not a JSON object"]
-        validator = _validator(tool)
-        try:
-            memo = (id(tool), json.dumps(arguments, sort_keys=True, default=repr))
-        except (TypeError, ValueError, RecursionError):
-            memo = None
-        if memo is not None and memo in _PROBLEMS:
-            return list(_PROBLEMS[memo])
-        try:
-            problems = sorted(e.message for e in validator.iter_errors(dict(arguments)))
-        except RecursionError:
-            problems = ["arguments nest too deeply"]
-        if memo is not None:
-            if len(_PROBLEMS) >= 4096:
-                _PROBLEMS.clear()
-            _PROBLEMS[memo] = problems
-        return list(problems)
+        return list(admission(tool, arguments).problems)
 
     def send(self, owner: str, invoke: Invoke) -> PendingCall | ToolResult:
         """Admit a tool request, or answer it at once (unknown tool, bad arguments, replay,
@@ -167,26 +224,22 @@ class World:
             return ToolResult(
                 status="rejected", code="unknown_tool", message=f"no service for {invoke.tool!r}"
             )
-        problems = self.argument_problems(tool, invoke.arguments)
-        if problems:
-            return ToolResult(status="rejected", code="invalid_arguments", message=problems[0])
-        arguments = dict(invoke.arguments)
-        key = None
-        if tool.idempotency_key is not None and tool.idempotency_key in arguments:
-            key = str(arguments[tool.idempotency_key])
-        body = intent_body(tool, arguments)
-        intent = self.intent_of(tool, arguments)
-        resource = str(arguments.get(tool.resource, "")) if tool.resource else ""
+        admitted = admission(tool, invoke.arguments)
+        if admitted.problems:
+            return ToolResult(
+                status="rejected", code="invalid_arguments", message=admitted.problems[0]
+            )
+        key = admitted.key
         if key is not None and tool.has_side_effect:
             self._touch(Part.STORE)
             begin = self.store.begin(
                 tenant=self.tenant,
                 key=key,
-                user_id=str(arguments.get("customer_id", owner)),
+                user_id=owner if admitted.customer is None else admitted.customer,
                 operation_type=tool.name,
-                resource_id=resource,
-                intent_hash=intent,
-                request_hash=stable_hash(canonical_json(body)),
+                resource_id=admitted.resource,
+                intent_hash=admitted.intent,
+                request_hash=admitted.request_hash,
                 now=self.clock,
                 owner=owner,
             )
@@ -206,7 +259,12 @@ class World:
                     )
                 return ToolResult(status="ok", receipt=stored, replayed=True)
         return PendingCall(
-            owner=owner, invoke=invoke, tool=tool, key=key, intent=intent, resource=resource
+            owner=owner,
+            invoke=invoke,
+            tool=tool,
+            key=key,
+            intent=admitted.intent,
+            resource=admitted.resource,
         )
 
     def complete(self, pending: PendingCall, outcome: Outcome) -> ToolResult:
@@ -285,7 +343,7 @@ class World:
             self.store.finish(
                 self.tenant, pending.key, status="committed", receipt=receipt, now=self.clock
             )
-        return ToolResult(status="ok", receipt=receipt, events=events)
+        return ToolResult(status="ok", receipt=dict(receipt), events=events)
 
     def _new_event(self, body: Mapping[str, Any]) -> dict[str, Any]:
         self.counters["event"] += 1
@@ -301,7 +359,8 @@ class World:
         spec = self.contract.tool(tool)
         if spec is None:
             return None
-        intent = self.intent_of(spec, arguments)
+        found = admission(spec, arguments)
+        intent = found.intent if not found.problems else self.intent_of(spec, arguments)
         for op in reversed(self.operations):
             if op["tool"] == tool and op["intent"] == intent:
                 return dict(op["receipt"])
@@ -426,40 +485,70 @@ class World:
         """The services' state alone: what a rejected plan must leave untouched."""
         return self.state
 
-    def fingerprint_data(self) -> list[Any]:
-        """Every durable part of the world, for a state fingerprint: what ``snapshot`` holds
-        plus the id counters, without copies (serialise it at once)."""
-        records = [
-            [
-                r.tenant_id,
-                r.idempotency_key,
-                r.status,
-                r.created_at,
-                r.expires_at,
-                r.operation_type,
-                r.resource_id,
-                r.user_id,
-                r.normalized_intent_hash,
-                r.request_hash,
-                r.owner,
-                r.result_receipt,
+    def fingerprint(self) -> bytes:
+        """A digest (128 bits) of every durable part of the world: what ``snapshot`` holds
+        plus the id counters. Only the parts changed since the last call are serialised
+        again, and of the append-only logs (operations, journals) only their new rows."""
+        stale = self._stale
+        if stale:
+            digests = self._digests
+            for index, part in enumerate(_FINGERPRINTED):
+                if stale & part.bit:
+                    digests[index] = self._digest_part(part)
+            self._stale = 0
+            self._print = digest(b"".join(digests))
+        return self._print
+
+    def _digest_part(self, part: Part) -> bytes:
+        if part is Part.OPERATIONS:
+            return chain(self._log("operations", self.operations), self.counters["event"])
+        if part is Part.JOURNALS:
+            logs = [
+                (name, self._log(f"journal:{name}", rows)) for name, rows in self.journals.items()
             ]
-            for r in self.store.records()
-        ]
-        return [
-            self.clock,
-            self.state,
-            records,
-            self.store.ttl,
-            sorted(self.claims.items()),
-            self.operations,
-            self.outbox,
-            self.broker,
-            sorted(self.seen),
-            sorted(self.effects.items()),
-            self.journals,
-            self.counters,
-        ]
+            return digest(serial(sorted(logs)))
+        return digest(serial(self._part_data(part)))
+
+    def _log(self, name: str, rows: list[dict[str, Any]]) -> bytes:
+        """The running digest of an append-only list, extended by the rows added since."""
+        done, running = self._logs.get(name, (0, b""))
+        for row in rows[done:]:
+            running = chain(running, row)
+        self._logs[name] = (len(rows), running)
+        return running
+
+    def _part_data(self, part: Part) -> Any:
+        if part is Part.CLOCK:
+            return (self.clock, self.store.ttl)
+        if part is Part.SERVICES:
+            return self.state
+        if part is Part.STORE:
+            return [
+                [
+                    r.tenant_id,
+                    r.idempotency_key,
+                    r.status,
+                    r.created_at,
+                    r.expires_at,
+                    r.operation_type,
+                    r.resource_id,
+                    r.user_id,
+                    r.normalized_intent_hash,
+                    r.request_hash,
+                    r.owner,
+                    r.result_receipt,
+                ]
+                for r in self.store.records()
+            ]
+        if part is Part.CLAIMS:
+            return sorted(self.claims.items())
+        if part is Part.OUTBOX:
+            return self.outbox
+        if part is Part.BROKER:
+            return (self.broker, self.counters["delivery"])
+        if part is Part.SEEN:
+            return sorted(self.seen)
+        return sorted(self.effects.items())  # Part.EFFECTS
 
     def snapshot(self) -> dict[str, Any]:
         """Every durable part of the world as canonical JSON-ready data."""

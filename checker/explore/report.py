@@ -4,6 +4,7 @@ and, for the systematic engine, the bound it proved. Engines share this shape, s
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -74,6 +75,9 @@ class Tally:
     invariants: Counter[str] = attrs.field(factory=Counter)
     outcomes: Counter[str] = attrs.field(factory=Counter)
     evaluations: int = 0
+    started: float = attrs.field(factory=time.monotonic, eq=False)
+    first_failure: float | None = attrs.field(default=None, eq=False)
+    """When the first failing run ended (``time.monotonic``), for measurements only."""
 
     def deviation(self, kind: FaultKind | str) -> None:
         self.deviations[str(kind)] += 1
@@ -88,6 +92,8 @@ class Tally:
         for check in suite.liveness:
             self.invariants[check.name] += session.liveness_checks
         self.evaluations += session.evaluations
+        if self.first_failure is None and (session.failures or session.error is not None):
+            self.first_failure = time.monotonic()
         if outcome and session.quiesced:
             self.outcomes[outcome_of(session)] += 1
 

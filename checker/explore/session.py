@@ -38,6 +38,10 @@ Chooser = Callable[[Run, Sequence[Choice]], "Choice | None"]
 """Picks the next choice from the available ones (the default is first); None hands
 the rest of the run to the default schedule."""
 
+_HISTORY = Part.HISTORY.bit
+_EVERYTHING = -1
+
+
 QUIESCENCE = "quiescence"
 """The liveness failure of a run that never quiesces (a livelock or an unbounded retry)."""
 
@@ -145,7 +149,6 @@ class Session:
         self.evaluations = 0
         """Invariant evaluations actually run."""
         self._failed: set[str] = set()
-        self._held: dict[str, tuple[int, ...]] = {}
 
     # -- state -----------------------------------------------------------------------------
 
@@ -199,7 +202,7 @@ class Session:
     def check(self, step: int) -> list[Failure]:
         """Check the safety invariants on the current state (after ``step``)."""
         self.safety_checks += 1
-        found = self._evaluate(self.target.suite.safety, step)
+        found = self._evaluate(self.target.suite.safety, step, self._changes())
         self._record(found)
         return found
 
@@ -270,25 +273,30 @@ class Session:
         if not self.done and not self.run.choices():
             self.quiesced = True
             self.liveness_checks += 1
-            self._record(self._evaluate(self.target.suite.liveness, None))
+            self._record(self._evaluate(self.target.suite.liveness, None, _EVERYTHING))
         return self.execution()
 
     # -- the one invariant-checking loop ---------------------------------------------------
 
-    def _evaluate(self, checks: Sequence[Invariant], step: int | None) -> list[Failure]:
+    def _changes(self) -> int:
+        """The parts changed since the last safety check (flags), and clear the marks."""
         run = self.run
-        versions = run.world.versions
-        history = run.history.version
+        changed = run.world.changed
+        if run.history.changed:
+            changed |= _HISTORY
+        run.world.changed = 0
+        run.history.changed = False
+        return changed
+
+    def _evaluate(
+        self, checks: Sequence[Invariant], step: int | None, changed: int
+    ) -> list[Failure]:
+        run = self.run
         view = None
         failures = []
         for check in checks:
-            if check.reads is not None:
-                stamp = tuple(
-                    history if part is Part.HISTORY else versions[part] for part in check.reads
-                )
-                if self._held.get(check.name) == stamp:
-                    continue
-                self._held[check.name] = stamp
+            if not changed & check.reads_mask:
+                continue  # nothing it reads changed since it last held
             if view is None:
                 view = run.view()
             self.evaluations += 1
