@@ -187,7 +187,11 @@ def test_markers_parse_print_and_represent() -> None:
     value = parse_expected({"u": {"$optional": {"$any": ["f", "c"]}}}, "x")
     assert value == {"u": OptionalMember(value=AnyOf(options=("f", "c")))}
     assert to_json(value) == {"u": {"$optional": {"$any": ["f", "c"]}}}
-    assert representative(value) == {"u": "f"}
+    assert representative(value) == {}
+    assert representative({"a": {"b": AnyOf(options=(1, 2))}, "c": [AnyOf(options=(3,))]}) == {
+        "a": {"b": 1},
+        "c": [3],
+    }
 
 
 @pytest.mark.parametrize(
@@ -219,17 +223,26 @@ def test_unknown_normalisation_is_a_bad_line() -> None:
 
 
 def test_expectations_with_markers_are_validated_by_their_representative() -> None:
+    """The first acceptable value is validated; optional arguments are left out of it."""
     doc = {
         "id": "x",
-        "proposal": _chat({"city": "Oslo"}),
+        "proposal": _chat({"city": "Oslo", "days": 2}),
         "expect": {
             "calls": [
-                {"name": "weather", "arguments": {"city": "Oslo", "unit": {"$optional": "kelvin"}}}
+                {
+                    "name": "weather",
+                    "arguments": {
+                        "city": "Oslo",
+                        "days": {"$any": ["two", 2]},
+                        "unit": {"$optional": "kelvin"},
+                    },
+                }
             ]
         },
     }
     report = score_file(TOOLS, parse_cases(json.dumps(doc), source="t"))
     [result] = report.cases
-    assert result.strict.passed  # the proposal left the optional argument out
+    assert result.strict.passed  # 2 is acceptable, and the optional unit was left out
     assert [w.code for w in result.warnings] == ["expect_invalid"]
-    assert "kelvin" in result.warnings[0].message
+    assert '$.days: expected integer, got the string "two"' in result.warnings[0].message
+    assert "kelvin" not in result.warnings[0].message

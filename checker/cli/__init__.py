@@ -40,6 +40,7 @@ COMMANDS: tuple[str, ...] = (
     "scenarios",
     "explore",
     "replay",
+    "import",
 )
 
 
@@ -76,6 +77,7 @@ SUMMARIES: dict[str, str] = {
     "scenarios": "the 14 named scenarios and 5 positive controls, with result files",
     "explore": "search a policy for a counterexample and shrink it",
     "replay": "re-execute a saved trace",
+    "import": "turn benchmark data (BFCL, tau2-bench) into txcheck cases",
 }
 """Each command's one-line help, for the commands whose module is not loaded
 (tests/test_cli.py keeps these equal to what each module registers)."""

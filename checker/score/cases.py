@@ -56,7 +56,7 @@ class ExpectedCall:
     @property
     def example(self) -> dict[str, Any]:
         """One concrete set of arguments the expectation accepts (first ``$any`` option,
-        optional arguments present)."""
+        optional arguments left out)."""
         value: dict[str, Any] = representative(self.arguments)
         return value
 

@@ -134,15 +134,15 @@ def to_json(value: Any) -> Any:
 
 
 def representative(value: Any) -> Any:
-    """One concrete value the pattern accepts: the first ``$any`` option, every optional
-    member present. Used where a real call is needed (validating the expectation, the
-    legacy scorer, stage-two runs)."""
+    """One concrete value the pattern accepts: the first ``$any`` option, optional members
+    left out (the least the expectation asks for). Used where a real call is needed
+    (validating the expectation, the legacy scorer, stage-two runs)."""
     if isinstance(value, AnyOf):
         return representative(value.options[0])
     if isinstance(value, OptionalMember):
         return representative(value.value)
     if isinstance(value, Mapping):
-        return {k: representative(v) for k, v in value.items()}
+        return {k: representative(v) for k, v in value.items() if not isinstance(v, OptionalMember)}
     if isinstance(value, list):
         return [representative(v) for v in value]
     return value
