@@ -52,18 +52,21 @@ class ExpectedCall:
 
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    example: Mapping[str, Any] = attrs.field(eq=False, repr=False)
+    """One concrete set of arguments the expectation accepts (first ``$any`` option,
+    optional arguments left out), computed once."""
 
-    @property
-    def example(self) -> dict[str, Any]:
-        """One concrete set of arguments the expectation accepts (first ``$any`` option,
-        optional arguments left out)."""
-        value: dict[str, Any] = representative(self.arguments)
+    @example.default
+    def _example(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = (
+            representative(self.arguments) if has_markers(self.arguments) else self.arguments
+        )
         return value
 
     @property
     def exact(self) -> bool:
         """True when the arguments hold no marker: one value is right."""
-        return not has_markers(self.arguments)
+        return self.example is self.arguments
 
 
 @attrs.frozen(kw_only=True)

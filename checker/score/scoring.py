@@ -191,9 +191,13 @@ class SummaryBuilder:
 
 
 def _accumulate(total: list[Fraction], value: float | bool | None) -> None:
-    if value is not None:
+    if value is None:
+        return
+    if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
+        total[0] += int(value)
+    else:
         total[0] += Fraction(value)
-        total[1] += 1
+    total[1] += 1
 
 
 def _average(total: list[Fraction]) -> float | None:
