@@ -41,7 +41,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
-import networkx as nx
 
 from txcheck.models.contract import Contract, Tool, Workflow
 from txcheck.models.json_path import describe
@@ -133,11 +132,21 @@ class PlanGraph:
     """The graph of a plan's calls, the order and parallel groups it implies, and the
     ``plan``-level violations found while building it (each with its call's list position)."""
 
-    graph: Any = attrs.field(eq=False, repr=False)  # networkx.DiGraph of call ids, edge "kind"
     order: tuple[str, ...]
     parallel_groups: tuple[tuple[str, ...], ...]
     edges: tuple[tuple[str, str, EdgeKind], ...]
     violations: tuple[tuple[int, Violation], ...]
+
+    @property
+    def graph(self) -> Any:
+        """The plan as a ``networkx.DiGraph`` of call ids with edge attribute ``kind``
+        (built on demand: validation itself needs no graph library for it)."""
+        import networkx as nx  # noqa: PLC0415
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.order)
+        graph.add_edges_from((a, b, {"kind": kind}) for a, b, kind in self.edges)
+        return graph
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready: ``{"order", "parallel_groups", "edges"}``, all in list order."""
@@ -186,16 +195,12 @@ def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
     _dependency_edges(builder, resources)
     _completeness(builder, resources)
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(c.id for c in unique)
-    graph.add_edges_from((a, b, {"kind": kind}) for (a, b), kind in builder.kinds.items())
     # Every edge points forward in the list, so the list order is the topological order that
-    # breaks ties by list position (what nx.lexicographical_topological_sort would give).
+    # breaks ties by list position (what nx.lexicographical_topological_sort would give), and
+    # one pass in that order gives each call its generation (the longest path reaching it),
+    # which is what nx.topological_generations would group by.
     order = tuple(c.id for c in unique)
-    groups = tuple(
-        tuple(sorted(generation, key=position.__getitem__))
-        for generation in nx.topological_generations(graph)
-    )
+    groups = _generations(order, builder.kinds)
     edges = tuple(
         (a, b, kind)
         for (a, b), kind in sorted(
@@ -203,12 +208,29 @@ def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
         )
     )
     return PlanGraph(
-        graph=graph,
         order=order,
         parallel_groups=groups,
         edges=edges,
         violations=tuple(sorted(builder.found, key=lambda f: f[0])),
     )
+
+
+def _generations(
+    order: Sequence[str], kinds: Mapping[tuple[str, str], EdgeKind]
+) -> tuple[tuple[str, ...], ...]:
+    """The parallel groups: calls by generation, each group in list order."""
+    before: dict[str, list[str]] = {}
+    for a, b in kinds:
+        before.setdefault(b, []).append(a)
+    level: dict[str, int] = {}
+    groups: list[list[str]] = []
+    for node in order:
+        depth = max((level[a] + 1 for a in before.get(node, ())), default=0)
+        level[node] = depth
+        if depth == len(groups):
+            groups.append([])
+        groups[depth].append(node)
+    return tuple(tuple(g) for g in groups)
 
 
 def _by_resource(
@@ -292,6 +314,10 @@ def _workflow_edges(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | 
 
 
 def _dependency_edges(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | None]) -> None:
+    if not any(c.depends_on for c in b.calls):
+        return  # no depends_on: no dependency edge, no cycle, nothing for networkx to check
+    import networkx as nx  # noqa: PLC0415  (only plans that declare dependencies need it)
+
     by_id = {c.id: c for c in b.calls}
     deps = nx.DiGraph()
     for call in b.calls:

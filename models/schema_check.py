@@ -1,7 +1,10 @@
 """Level 2: each call's arguments against its tool's JSON Schema, with stable violation codes.
 
 Validators are Draft 2020-12 with a format checker, compiled once per contract
-(``compile_contract`` caches on the contract object itself) and never per call. Types are
+(``compile_contract`` caches on the contract object itself) and never per call. When
+jsonschema-rs is installed, a call it accepts is valid without asking jsonschema
+(``txcheck.models.fast_schema`` says when that is safe); every other call is checked by
+jsonschema, which alone reports violations. Types are
 never coerced: ``"1"`` is not ``1`` and ``true`` is not ``1`` (jsonschema's own type checker
 already keeps booleans out of ``integer`` and ``number``).
 
@@ -29,6 +32,7 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.errors import ContractError
+from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.json_path import PathPart, describe, format_path
 from txcheck.models.proposal import Call
 from txcheck.models.verdict import Violation
@@ -145,10 +149,15 @@ class CompiledContract:
     """One validator per tool, built once; ``check`` maps each call's errors to violations."""
 
     validators: Mapping[str, Any]  # tool name -> jsonschema validator
+    fast: Mapping[str, FastCheck | None] = attrs.field(factory=dict)  # name -> rs is_valid
 
     @classmethod
     def build(cls, contract: Contract) -> CompiledContract:
-        return cls(validators={n: _validator(contract, t) for n, t in contract.tools.items()})
+        validators = {n: _validator(contract, t) for n, t in contract.tools.items()}
+        return cls(
+            validators=validators,
+            fast={n: fast_validator(v.schema) for n, v in validators.items()},
+        )
 
     def check(self, call: Call) -> list[Violation]:
         """Violations of ``call``'s parsed arguments; an unknown tool or unparsed call has
@@ -156,7 +165,10 @@ class CompiledContract:
         validator = self.validators.get(call.name)
         if validator is None or call.arguments is None:
             return []
-        depth, huge = _scan(call.arguments)
+        depth, huge, exact = _scan(call.arguments)
+        fast = self.fast.get(call.name)
+        if fast is not None and exact and depth <= MAX_ARGUMENT_DEPTH and _accepts(fast, call):
+            return []
         if depth > MAX_ARGUMENT_DEPTH:
             text = f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
             return [_violation("schema_violation", call, [], text)]
@@ -168,6 +180,14 @@ class CompiledContract:
         except RecursionError:
             text = "arguments nest too deeply for this schema to be checked"
             return [_violation("schema_violation", call, [], text)]
+
+
+def _accepts(fast: FastCheck, call: Call) -> bool:
+    """jsonschema-rs's verdict; ``False`` (ask jsonschema) when it cannot take the value."""
+    try:
+        return fast(call.arguments)
+    except Exception:
+        return False
 
 
 def _validator(contract: Contract, tool: Tool) -> Any:
@@ -215,11 +235,14 @@ def nesting_depth(value: Any) -> int:
     return _scan(value)[0]
 
 
-def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None]:
-    """Nesting depth, and the path and value of the first integer too long to print (Python
-    refuses to turn one into text, and jsonschema's messages would try), without recursion.
-    Paths are kept as parent links, so a deep value costs linear time."""
+def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None, bool]:
+    """Nesting depth; the path and value of the first integer too long to print (Python
+    refuses to turn one into text, and jsonschema's messages would try); and whether every
+    number is exact as a double (integers within +-2**53, finite floats), which the fast
+    path needs. Without recursion; paths are kept as parent links, so a deep value costs
+    linear time."""
     deepest = 0
+    exact = True
     huge: tuple[tuple[PathPart, ...], int] | None = None
     Link = tuple[PathPart, Any] | None  # (key, parent link)
     stack: list[tuple[Any, int, Link]] = [(value, 0, None)]
@@ -230,6 +253,10 @@ def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None]:
         elif isinstance(item, (list, tuple)):
             children = enumerate(item)
         else:
+            if isinstance(item, float):
+                exact = exact and item - item == 0  # false for inf and nan
+            elif isinstance(item, int) and not -SAFE_INTEGER <= item <= SAFE_INTEGER:
+                exact = False
             if huge is None and isinstance(item, int) and item.bit_length() > _HUGE_BITS:
                 path: list[PathPart] = []
                 while link is not None:
@@ -239,7 +266,7 @@ def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None]:
             continue
         deepest = max(deepest, depth + 1)
         stack.extend((child, depth + 1, (key, link)) for key, child in children)
-    return deepest, huge
+    return deepest, huge, exact
 
 
 # -- mapping jsonschema errors onto codes ------------------------------------------------

@@ -73,7 +73,8 @@ def test_a_valid_case_with_defaults() -> None:
         ),
         (
             _line(expect={"calls": [], "forbiden": []}),
-            "'expect' has unknown key 'forbiden' (expected only calls, ordered, forbidden)",
+            "'expect' has unknown key 'forbiden' (expected only calls, ordered, forbidden, "
+            "normalize)",
         ),
         (
             _line(expect={"calls": [{"name": "t"}], "forbidden": ["t"]}),
@@ -81,7 +82,8 @@ def test_a_valid_case_with_defaults() -> None:
         ),
         (
             _line(model="gpt"),
-            "the case has unknown key 'model' (expected only id, proposal, expect, world)",
+            "the case has unknown key 'model' (expected only id, proposal, expect, world, tools, "
+            "meta)",
         ),
         (_line(world=[]), "'world' must be a world fixture object (got [])"),
         (
@@ -134,7 +136,15 @@ def test_an_unreadable_file_is_bad_input(tmp_path: Path) -> None:
     assert str(error.value).endswith(
         "nope.jsonl: cannot read the cases file: No such file or directory"
     )
+
+
+def test_a_line_that_is_not_utf8_is_one_bad_line(tmp_path: Path) -> None:
     latin = tmp_path / "latin.jsonl"
-    latin.write_bytes(b'{"id": "\xe9"}')
-    with pytest.raises(InputError, match="is not UTF-8"):
-        read_cases(latin)
+    latin.write_bytes(_line(id="a").encode() + b'\n{"id": "\xe9"}\n' + _line(id="b").encode())
+    cases = read_cases(latin)
+    assert [c.id for c in cases.cases] == ["a", "b"]
+    [error] = cases.errors
+    assert (error.line, error.message) == (
+        2,
+        "not UTF-8 (byte 9 of the line: invalid continuation byte)",
+    )

@@ -133,6 +133,7 @@ def test_the_strict_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "line": 1,
         "legacy": {"score": 1.0},
         "warnings": [],
+        "normalize": [],
         "strict": {
             "pass": True,
             "score": 1.0,
@@ -151,7 +152,7 @@ def test_the_strict_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str
     }
 
 
-@pytest.mark.parametrize(("lines", "code"), [(LINES[:1], 0), (LINES[:2], 1), ([], 0)])
+@pytest.mark.parametrize(("lines", "code"), [(LINES[:1], 0), (LINES[:2], 1)])
 def test_exit_codes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str], code: int
 ) -> None:
@@ -159,6 +160,21 @@ def test_exit_codes(
     captured = capsys.readouterr()
     assert "Summary" in captured.out
     assert captured.err == ""
+
+
+@pytest.mark.parametrize("lines", [[], ["", "  "]])
+def test_no_case_scored_is_inconclusive_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str]
+) -> None:
+    cases = _write(tmp_path, lines)
+    assert main(["score", CONTRACT, cases]) == 3
+    captured = capsys.readouterr()
+    assert "Inconclusive: no case was scored; exit code 3." in captured.out
+    assert captured.err == f"txcheck score: {cases}: inconclusive: no case was scored\n"
+    assert main(["score", CONTRACT, cases, "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"cases": [], "errors": [], "summary": out["summary"]}
+    assert out["summary"]["cases"] == 0
 
 
 def test_unreadable_inputs_are_one_line_exit_2(

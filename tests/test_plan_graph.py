@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import networkx as nx
+from hypothesis import given, settings
 
-from tests.strategies import call, checkout_calls, plan_of
+from tests.strategies import arbitrary_plans, call, checkout_calls, plan_of
 from txcheck.models.contract import Contract, Tool, Workflow
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.plan_graph import build_plan_graph, normalised
@@ -301,3 +302,16 @@ def test_a_large_plan_builds_in_list_order() -> None:
     assert graph.violations == ()
     assert len(graph.order) == 2000
     assert len(graph.parallel_groups) == 4
+
+
+@settings(max_examples=150, deadline=None)
+@given(arbitrary_plans(CONTRACT))
+def test_parallel_groups_are_networkx_topological_generations(plan: Plan) -> None:
+    """The linear pass gives exactly the generations networkx computes on the same graph."""
+    graph = build_plan_graph(CONTRACT, plan.calls)
+    position = {call_id: i for i, call_id in enumerate(graph.order)}
+    expected = tuple(
+        tuple(sorted(generation, key=position.__getitem__))
+        for generation in nx.topological_generations(graph.graph)
+    )
+    assert graph.parallel_groups == expected

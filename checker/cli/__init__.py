@@ -1,8 +1,10 @@
 """The ``txcheck`` command: ``main(argv) -> int``, one module per subcommand.
 
-Each subcommand lives in ``checker/cmd_<name>.py`` and exposes ``register(subparsers)``, which
+Each subcommand lives in ``checker/cli/cmd_<name>.py`` and exposes ``register(subparsers)``, which
 adds its parser and sets ``run`` (``args -> int``) as the parser default. User mistakes
 (``InputError``) become a one-line message on stderr and exit code 2, never a traceback.
+Each ``cmd_<name>`` module keeps its top level light (argparse only) and imports what it
+needs inside ``run``, so start-up costs only what the chosen command uses.
 """
 
 from __future__ import annotations
@@ -15,13 +17,50 @@ from typing import NoReturn
 
 from txcheck.models.errors import InputError, PolicyError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FOUND", "EXIT_OK", "console_main", "main"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FOUND",
+    "EXIT_INCONCLUSIVE",
+    "EXIT_OK",
+    "console_main",
+    "main",
+    "version",
+]
 
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
+EXIT_INCONCLUSIVE = 3
+"""Nothing was shown either way (e.g. ``score`` of a file in which no case was scored)."""
 
-COMMANDS: tuple[str, ...] = ("validate", "score", "evaluate", "scenarios", "explore", "replay")
+COMMANDS: tuple[str, ...] = (
+    "validate",
+    "score",
+    "evaluate",
+    "scenarios",
+    "explore",
+    "replay",
+    "import",
+)
+
+
+def version() -> str:
+    """The installed distribution's version, from its metadata."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("txcheck")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _Version(argparse.Action):
+    """``--version``: reads the package metadata only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"txcheck {version()}\n")
+        parser.exit(EXIT_OK)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,21 +70,54 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+SUMMARIES: dict[str, str] = {
+    "validate": "verdict for one proposal or many: every violation at every level",
+    "score": "strict and legacy score per case, and a summary",
+    "evaluate": "two stages: strict score, then each valid proposal run under faults",
+    "scenarios": "the 14 named scenarios and 5 positive controls, with result files",
+    "explore": "search a policy for a counterexample and shrink it",
+    "replay": "re-execute a saved trace",
+    "import": "turn benchmark data (BFCL, tau2-bench) into txcheck cases",
+}
+"""Each command's one-line help, for the commands whose module is not loaded
+(tests/test_cli.py keeps these equal to what each module registers)."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``txcheck`` parser. With ``only``, just that command's module is imported and
+    registered in full; the others get a stub that lists them in ``--help`` (``only=""``
+    registers no module at all)."""
     parser = _Parser(
         prog="txcheck",
         description="Validate LLM tool-call plans and model-check orchestration policies.",
     )
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="print txcheck's version and exit"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for name in COMMANDS:
-        importlib.import_module(f"txcheck.cli.cmd_{name}").register(subparsers)
+        if only is None or name == only:
+            importlib.import_module(f"txcheck.cli.cmd_{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=SUMMARIES[name])
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str:
+    """The command named in ``argv`` (its first word that is one), or ``""``."""
+    for word in argv:
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-"):
+            break
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_chosen(words))
+    args = parser.parse_args(words)
     try:
         code: int = args.run(args)
     except InputError as error:

@@ -1,7 +1,11 @@
-"""``txcheck score CONTRACT CASES.jsonl``: strict and legacy score per case, and a summary.
+"""``txcheck score [CONTRACT] CASES.jsonl``: strict and legacy score per case, and a summary.
 
-Exit 2 when any line of the cases file was bad (after printing every result, so nothing
-scored is lost), else 1 when any case fails, else 0. Each bad line is also one line on stderr.
+Cases are read, scored and printed one at a time, so a file of any length is scored in
+bounded memory. CONTRACT is optional when every case carries its own ``tools``. Exit 2
+when any line of the cases file was bad (after printing every result, so nothing scored is
+lost), else 3 when no case was scored (inconclusive), else 1 when any case fails, else 0.
+Each bad line is also one line on stderr. The module's top level stays light: the scorer
+and rich are imported when the command runs.
 """
 
 from __future__ import annotations
@@ -9,14 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
-
-from rich.console import Console
-
-from txcheck.cli.render_score import ScoreView
-from txcheck.models.contract_loader import load_contract
-from txcheck.score.cases import read_cases
-from txcheck.score.scoring import score_file
+from typing import IO, Any
 
 __all__ = ["register", "run"]
 
@@ -27,22 +24,95 @@ def register(subparsers: Any) -> None:
         help="strict and legacy score per case, and a summary",
         description=(
             "Score model proposals against expected calls: strict (whole-plan validation, "
-            "exact typed matching, vetoes) next to the audited legacy formula."
+            "exact typed matching, vetoes) next to the audited legacy formula. CONTRACT "
+            "may be left out when every case carries its own 'tools'. Exit 0 all pass, "
+            "1 some fail, 2 bad input, 3 no case scored."
         ),
     )
-    parser.add_argument("contract", metavar="CONTRACT", help="contract JSON file")
-    parser.add_argument("cases", metavar="CASES.jsonl", help="one scorer case per line")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="[CONTRACT] CASES.jsonl",
+        help="contract JSON file (optional), then one scorer case per line",
+    )
     parser.add_argument("--json", action="store_true", help="print the score object as JSON")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, usage_error=parser.error)
+
+
+class JsonScoreWriter:
+    """Writes ``ScoreReport.to_json()`` as ``json.dumps(..., sort_keys=True, indent=2)``
+    would, one case at a time ("cases" < "errors" < "summary", so streaming keeps the
+    sorted key order)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.count = 0
+
+    def case(self, data: dict[str, Any]) -> None:
+        text = json.dumps(data, sort_keys=True, indent=2, allow_nan=False)
+        self.out.write('{\n  "cases": [\n' if self.count == 0 else ",\n")
+        self.out.write("\n".join("    " + line for line in text.split("\n")))
+        self.count += 1
+
+    def finish(self, rest: dict[str, Any]) -> None:
+        self.out.write("\n  ],\n" if self.count else '{\n  "cases": [],\n')
+        text = json.dumps(rest, sort_keys=True, indent=2, allow_nan=False)
+        self.out.write(text.split("\n", 1)[1] + "\n")
+
+
+def _paths(args: argparse.Namespace) -> tuple[str | None, str]:
+    if len(args.paths) > 2:
+        args.usage_error(f"expected [CONTRACT] CASES.jsonl (got {len(args.paths)} paths)")
+    return (None, args.paths[0]) if len(args.paths) == 1 else (args.paths[0], args.paths[1])
 
 
 def run(args: argparse.Namespace) -> int:
-    contract = load_contract(args.contract)
-    report = score_file(contract, read_cases(args.cases))
-    if args.json:
-        print(json.dumps(report.to_json(), sort_keys=True, indent=2, allow_nan=False))
+    from rich.console import Console
+
+    from txcheck.cli.progress_line import LineProgress
+    from txcheck.cli.render_score import ScoreStream
+    from txcheck.models.contract_loader import load_contract
+    from txcheck.score.case_contracts import CaseContracts
+    from txcheck.score.cases import LineError, iter_cases, open_cases
+    from txcheck.score.reading import iter_lines
+    from txcheck.score.scoring import SummaryBuilder, exit_code, score_cases
+
+    contract_path, cases_path = _paths(args)
+    contract = load_contract(contract_path) if contract_path is not None else None
+    source = cases_path
+    console = Console()
+    stream = None if args.json else ScoreStream(source)
+    writer = JsonScoreWriter(sys.stdout) if args.json else None
+    progress = LineProgress("cases scored")
+    summary = SummaryBuilder()
+    errors: list[LineError] = []
+    with open_cases(cases_path) as handle:
+        items = iter_cases(iter_lines(handle))
+        for item in score_cases(items, CaseContracts(contract), source=source):
+            if isinstance(item, LineError):
+                errors.append(item)
+            else:
+                summary.add(item)
+                if writer is not None:
+                    writer.case(item.to_json())
+                else:
+                    assert stream is not None
+                    for renderable in stream.add(item):
+                        progress.clear()
+                        console.print(renderable)
+            progress.tick(summary.cases, len(errors))
+    progress.clear()
+    errors.sort(key=lambda e: e.line)
+    final = summary.build(len(errors))
+    if writer is not None:
+        writer.finish({"errors": [e.to_json() for e in errors], "summary": final.to_json()})
     else:
-        Console().print(ScoreView(report))
-    for error in report.errors:
-        print(f"txcheck score: {report.source}:{error.line}: {error.message}", file=sys.stderr)
-    return report.exit_code
+        assert stream is not None
+        for renderable in stream.finish(errors, final):
+            console.print(renderable)
+    for error in errors:
+        print(f"txcheck score: {source}:{error.line}: {error.message}", file=sys.stderr)
+    code = exit_code(final)
+    if code == 3:
+        print(f"txcheck score: {source}: inconclusive: no case was scored", file=sys.stderr)
+    return code

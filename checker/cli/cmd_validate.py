@@ -1,7 +1,13 @@
-"""``txcheck validate CONTRACT PROPOSAL``: the verdict on one proposal, before anything runs.
+"""``txcheck validate``: the verdict on one proposal, or on many in one process.
 
-Exit 0 when the whole plan is valid at every level that ran, 1 when it is not, 2 when the
-contract or proposal file is bad input. ``--json`` prints exactly ``Verdict.to_json()``.
+- ``validate CONTRACT PROPOSAL``: one proposal. Exit 0 valid, 1 invalid, 2 bad input;
+  ``--json`` prints exactly ``Verdict.to_json()`` (a public contract: unchanged).
+- ``validate CONTRACT PROPOSAL PROPOSAL...`` and ``validate [CONTRACT] --jsonl FILE``: a
+  batch (``txcheck.cli.validate_batch``): one result per proposal, then a summary; bad
+  files and lines are reported on stderr and the rest is still validated.
+
+The module's top level stays light (argparse only): validating one small proposal must
+start fast, so the validator and rich are imported inside ``run``.
 """
 
 from __future__ import annotations
@@ -10,56 +16,89 @@ import argparse
 import json
 from typing import Any
 
-from rich.console import Console
-
-from txcheck.cli import EXIT_FOUND, EXIT_OK
-from txcheck.cli.render_verdict import VerdictReport
-from txcheck.models.business import BusinessCheck
-from txcheck.models.contract_loader import load_contract
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.validation import validate
-from txcheck.models.world_rules import business_check_from_file
-
 __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="verdict for one proposal: every violation at every level",
+        help="verdict for one proposal or many: every violation at every level",
         description=(
             "Validate a model's whole tool-call plan against a contract: JSON, schema, plan "
             "(tools, ids, idempotency keys, dependencies, workflows) and, with a world "
-            "fixture, business rules. Exit 0 valid, 1 invalid, 2 bad input."
+            "fixture, business rules. Give several PROPOSAL files, or --jsonl FILE (one "
+            "proposal per line), to validate many in one process. Exit 0 all valid, "
+            "1 some invalid, 2 bad input."
         ),
     )
-    parser.add_argument("contract", metavar="CONTRACT", help="contract file (JSON)")
     parser.add_argument(
-        "proposal",
-        metavar="PROPOSAL",
-        help="proposal file: an OpenAI, Anthropic or Gemini response (JSON)",
+        "paths",
+        nargs="*",
+        metavar="CONTRACT PROPOSAL",
+        help=(
+            "contract file (JSON), then one or more proposal files (OpenAI, Anthropic or "
+            "Gemini responses); with --jsonl, only the contract, and it is optional"
+        ),
+    )
+    parser.add_argument(
+        "--jsonl",
+        metavar="FILE",
+        help=(
+            'validate every line of FILE: a proposal, or {"proposal", "id"?, "tools"?} '
+            "(a line's own tools take precedence over CONTRACT)"
+        ),
     )
     parser.add_argument(
         "--world",
         metavar="FILE",
         help="world fixture (txcheck-world/1): turns on the business level",
     )
-    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    parser.set_defaults(run=run)
-
-
-def _business(args: argparse.Namespace) -> BusinessCheck | None:
-    """The business-level check for this run: from ``--world FILE``, or ``None``, which
-    skips the level and says why."""
-    return business_check_from_file(args.world) if args.world else None
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict as JSON (a batch: JSON Lines, then a summary object)",
+    )
+    parser.set_defaults(run=run, usage_error=parser.error)
 
 
 def run(args: argparse.Namespace) -> int:
-    contract = load_contract(args.contract)
-    plan = load_proposal(args.proposal)
-    verdict = validate(contract, plan, business=_business(args))
+    paths: list[str] = args.paths
+    if args.jsonl is not None:
+        if len(paths) > 1:
+            args.usage_error(f"with --jsonl, give at most the CONTRACT (got {len(paths)} paths)")
+        from txcheck.cli.validate_batch import run_jsonl
+
+        return run_jsonl(args, paths[0] if paths else None, args.jsonl)
+    if len(paths) < 2:
+        args.usage_error("expected CONTRACT PROPOSAL [PROPOSAL...] or [CONTRACT] --jsonl FILE")
+    if len(paths) > 2:
+        from txcheck.cli.validate_batch import run_files
+
+        return run_files(args, paths[0], paths[1:])
+    return _single(args, paths[0], paths[1])
+
+
+def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) -> int:
+    """One proposal: the verdict, exactly as ``validate`` has always printed it."""
+    from txcheck.cli import EXIT_FOUND, EXIT_OK
+    from txcheck.models.contract_loader import load_contract
+    from txcheck.models.proposal_parser import load_proposal
+    from txcheck.models.validation import validate
+
+    contract = load_contract(contract_path)
+    plan = load_proposal(proposal_path)
+    business = None
+    if args.world:  # the world fixture machinery is only loaded when a world is given
+        from txcheck.models.world_rules import business_check_from_file
+
+        business = business_check_from_file(args.world)
+    verdict = validate(contract, plan, business=business)
     if args.json:
         print(json.dumps(verdict.to_json(), sort_keys=True, indent=2))
     else:
+        from rich.console import Console
+
+        from txcheck.cli.render_verdict import VerdictReport
+
         Console().print(VerdictReport(contract=contract, plan=plan, verdict=verdict))
     return EXIT_OK if verdict.valid else EXIT_FOUND

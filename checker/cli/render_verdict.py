@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.safe_text import one_line
 from txcheck.models.contract import Contract
 from txcheck.models.json_path import describe
 from txcheck.models.proposal import Call, Plan
@@ -25,9 +26,9 @@ __all__ = ["VerdictReport"]
 
 
 def _safe(text: str, limit: int = 80) -> str:
-    """One printable line: lone surrogates escaped, whitespace runs collapsed, cut to size."""
-    text = " ".join(text.encode("utf-8", "backslashreplace").decode("utf-8").split())
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+    """One printable line: control characters and lone surrogates escaped, whitespace runs
+    collapsed, cut to size."""
+    return one_line(text, limit)
 
 
 def _resource(contract: Contract, call: Call) -> str:

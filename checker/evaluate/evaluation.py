@@ -208,7 +208,7 @@ def _evaluate_case(
         if case.world is None
         else parse_world(case.world, source=f"{source}:{case.line} world")
     )
-    expected = [(c.name, c.arguments) for c in case.expect.calls]
+    expected = [(c.name, c.example) for c in case.expect.calls]  # one accepted instance
     key = canonical_json([[[n, a] for n, a in expected], case.world])
     if key not in cache:
         cache[key] = reference_of(contract, expected, fixture)

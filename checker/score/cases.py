@@ -1,8 +1,12 @@
 """Reading a scorer cases file: one JSON case per line, bad lines reported by line number.
 
-A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?}, "world"?}``
-(DESIGN.md, "Scorer case"). A line that is not a valid case becomes a ``LineError`` and the
-other lines are still read. JSON that strict parsing rejects (NaN, Infinity, numbers that
+A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?, "normalize"?},
+"world"?, "tools"?, "meta"?}`` (docs/scoring.md). Expected arguments may hold ``$any`` and
+``$optional`` markers (``txcheck.score.patterns``). ``tools`` is the case's own contract
+(any contract form); ``meta`` is free-form data about the case, carried along and never
+interpreted. Cases are read one line at a time (``iter_cases``), so a file of any length
+is scored in bounded memory. A line that is not a valid case becomes a ``LineError`` and
+the other lines are still read. JSON that strict parsing rejects (NaN, Infinity, numbers that
 overflow, duplicate keys) is a bad line when it sits in the case's own fields; inside the
 ``proposal`` it is the model's output, so the case is kept and scored as ``invalid_json``:
 unparseable output stays in the denominator.
@@ -13,15 +17,17 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import attrs
 
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.strict_json import StrictJsonError, loads_strict
+from txcheck.score.patterns import NORMALIZATIONS, has_markers, parse_expected, representative
+from txcheck.score.reading import LineError, iter_lines
 
 __all__ = [
     "Case",
@@ -29,54 +35,67 @@ __all__ = [
     "Expectation",
     "ExpectedCall",
     "LineError",
+    "iter_cases",
     "parse_cases",
     "read_cases",
 ]
 
-_CASE_KEYS = ("id", "proposal", "expect", "world")
-_EXPECT_KEYS = ("calls", "ordered", "forbidden")
+_CASE_KEYS = ("id", "proposal", "expect", "world", "tools", "meta")
+_EXPECT_KEYS = ("calls", "ordered", "forbidden", "normalize")
 _CALL_KEYS = ("name", "arguments")
 
 
 @attrs.frozen(kw_only=True)
 class ExpectedCall:
-    """One call the case expects: a tool name and its exact arguments."""
+    """One call the case expects: a tool name and its arguments, which may hold ``$any``
+    and ``$optional`` markers (``txcheck.score.patterns``)."""
 
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    example: Mapping[str, Any] = attrs.field(eq=False, repr=False)
+    """One concrete set of arguments the expectation accepts (first ``$any`` option,
+    optional arguments left out), computed once."""
+
+    @example.default
+    def _example(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = (
+            representative(self.arguments) if has_markers(self.arguments) else self.arguments
+        )
+        return value
+
+    @property
+    def exact(self) -> bool:
+        """True when the arguments hold no marker: one value is right."""
+        return self.example is self.arguments
 
 
 @attrs.frozen(kw_only=True)
 class Expectation:
-    """What the right answer is. ``calls == ()`` means making no call is right."""
+    """What the right answer is. ``calls == ()`` means making no call is right.
+    ``normalize`` lists the string normalisations the case declares (sorted; none by
+    default: strings compare exactly)."""
 
     calls: tuple[ExpectedCall, ...]
     ordered: bool = False
     forbidden: tuple[str, ...] = ()
+    normalize: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
 class Case:
     """One scorer case. ``json_problems`` lists strict-JSON problems found inside the
-    proposal (``path: problem``); ``world`` is the fixture document, when given."""
+    proposal (``path: problem``); ``world`` is the fixture document, when given; ``tools``
+    the case's own contract document (a contract object or a bare list of tools), when
+    given; ``meta`` free-form data about the case."""
 
     id: str
     line: int
     proposal: Any
     expect: Expectation
     world: Mapping[str, Any] | None = None
+    tools: Any = attrs.field(default=None, eq=False, repr=False)
+    meta: Any = attrs.field(default=None, eq=False, repr=False)
     json_problems: tuple[str, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class LineError:
-    """A line that is not a valid case."""
-
-    line: int
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "message": self.message}
 
 
 @attrs.frozen(kw_only=True)
@@ -160,7 +179,19 @@ def _expected_call(value: Any, where: str) -> ExpectedCall:
     arguments = value.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ValueError(f"'{where}.arguments' must be an object (got {_short(arguments)})")
-    return ExpectedCall(name=name, arguments=arguments)
+    parsed = {
+        k: parse_expected(v, f"{where}.arguments.{k}", member=True) for k, v in arguments.items()
+    }
+    return ExpectedCall(name=name, arguments=parsed)
+
+
+def _normalize(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(v in NORMALIZATIONS for v in value):
+        raise ValueError(
+            f"'expect.normalize' must be a list of {', '.join(map(repr, NORMALIZATIONS))} "
+            f"(got {_short(value)})"
+        )
+    return tuple(sorted(set(value), key=NORMALIZATIONS.index))
 
 
 def _expectation(value: Any) -> Expectation:
@@ -184,7 +215,12 @@ def _expectation(value: Any) -> Expectation:
     both = sorted({c.name for c in expected} & set(forbidden))
     if both:
         raise ValueError(f"'{both[0]}' is both expected and forbidden")
-    return Expectation(calls=expected, ordered=ordered, forbidden=tuple(forbidden))
+    return Expectation(
+        calls=expected,
+        ordered=ordered,
+        forbidden=tuple(forbidden),
+        normalize=_normalize(value.get("normalize", [])),
+    )
 
 
 def _parse_line(text: str) -> tuple[Any, list[str]]:
@@ -226,52 +262,85 @@ def _case(text: str, line: int) -> Case:
     world = value.get("world")
     if "world" in value and not isinstance(world, dict):
         raise ValueError(f"'world' must be a world fixture object (got {_short(world)})")
+    tools = value.get("tools")
+    if "tools" in value and not isinstance(tools, (dict, list)):
+        raise ValueError(
+            f"'tools' must be a contract object or a list of tools (got {_short(tools)})"
+        )
+    meta = value.get("meta")
+    if "meta" in value and not isinstance(meta, dict):
+        raise ValueError(f"'meta' must be an object (got {_short(meta)})")
     return Case(
         id=case_id,
         line=line,
         proposal=value["proposal"],
         expect=_expectation(value["expect"]),
         world=world,
+        tools=tools,
+        meta=meta,
         json_problems=tuple(problems),
     )
 
 
-def parse_cases(text: str, *, source: str) -> CaseFile:
-    """Every case of a ``.jsonl`` text; blank lines are skipped, bad lines collected."""
-    cases: list[Case] = []
-    errors: list[LineError] = []
+def iter_cases(lines: Iterable[tuple[int, str | LineError]]) -> Iterator[Case | LineError]:
+    """Each case, or the ``LineError`` of a bad line, in file order (ids must be unique)."""
     seen: dict[str, int] = {}
-    # Split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks on.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    for number, line in lines:
+        if isinstance(line, LineError):
+            yield line
             continue
         try:
             case = _case(line, number)
         except (ValueError, RecursionError) as error:
-            errors.append(LineError(line=number, message=" ".join(str(error).split())))
+            yield LineError(line=number, message=" ".join(str(error).split()))
             continue
         if case.id in seen:
-            errors.append(
-                LineError(
-                    line=number,
-                    message=f"duplicate case id {case.id!r} (first on line {seen[case.id]})",
-                )
+            yield LineError(
+                line=number,
+                message=f"duplicate case id {case.id!r} (first on line {seen[case.id]})",
             )
             continue
         seen[case.id] = number
-        cases.append(case)
+        yield case
+
+
+def text_lines(text: str) -> Iterator[tuple[int, str | LineError]]:
+    """The non-blank lines of an in-memory text, numbered, split on ``\\n`` only."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def parse_cases(text: str, *, source: str) -> CaseFile:
+    """Every case of a ``.jsonl`` text; blank lines are skipped, bad lines collected."""
+    return _collect(iter_cases(text_lines(text)), source)
+
+
+def _collect(items: Iterable[Case | LineError], source: str) -> CaseFile:
+    cases: list[Case] = []
+    errors: list[LineError] = []
+    for item in items:
+        (errors if isinstance(item, LineError) else cases).append(item)  # type: ignore[arg-type]
     return CaseFile(source=source, cases=tuple(cases), errors=tuple(errors))
 
 
-def read_cases(path: str | Path) -> CaseFile:
-    """Read a cases file; an unreadable file is an ``InputError`` (exit 2)."""
-    source = str(path)
+def open_cases(path: str | Path) -> IO[bytes]:
+    """Open a cases file for ``iter_lines``; an unreadable file is an ``InputError``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).open("rb")
     except OSError as error:
         raise InputError(
-            f"cannot read the cases file: {error.strerror or error}", source=source
+            f"cannot read the cases file: {error.strerror or error}", source=str(path)
         ) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"the cases file is not UTF-8 ({error.reason})", source=source) from None
-    return parse_cases(text, source=source)
+
+
+def read_cases(path: str | Path) -> CaseFile:
+    """Read a whole cases file (each line decoded on its own: a line that is not UTF-8 is
+    a bad line); an unreadable file is an ``InputError`` (exit 2)."""
+    with open_cases(path) as stream:
+        try:
+            return _collect(iter_cases(iter_lines(stream)), str(path))
+        except OSError as error:
+            raise InputError(
+                f"cannot read the cases file: {error.strerror or error}", source=str(path)
+            ) from None

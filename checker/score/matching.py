@@ -6,6 +6,9 @@ which proposed call corresponds to which expected call so that a violation can s
 wrong. The second is an assignment problem: calls are paired only with calls of the same
 tool, and the pairing maximises the total argument similarity (an optimal matching from
 networkx, never a greedy one), breaking ties towards the listed order.
+
+Expected values may hold ``$any`` and ``$optional`` markers (``txcheck.score.patterns``), and
+a case may declare a string normalisation; both are passed down as ``norm``.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import attrs
-import networkx as nx
 
 from txcheck.models.json_path import PathPart, describe, format_path
+from txcheck.score.patterns import AnyOf, Normalizer, OptionalMember, describe_expected, matches
+from txcheck.score.patterns import to_json as pattern_json
 
 __all__ = [
     "Alignment",
@@ -71,9 +75,11 @@ class ArgDiff:
     def describe(self) -> str:
         """One clause for a ``wrong_arguments`` message, types spelled out."""
         if self.kind == "value":
-            return f"{self.path} expected {describe(self.expected)}, got {describe(self.got)}"
+            return (
+                f"{self.path} expected {describe_expected(self.expected)}, got {describe(self.got)}"
+            )
         if self.kind == "missing":
-            return f"{self.path} expected {describe(self.expected)}, got nothing"
+            return f"{self.path} expected {describe_expected(self.expected)}, got nothing"
         if self.kind == "extra":
             return f"{self.path} not expected, got {describe(self.got)}"
         if self.kind == "unparsed":
@@ -94,29 +100,46 @@ def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
 
 
-def _diff_values(expected: Any, got: Any, parts: tuple[PathPart, ...], out: list[ArgDiff]) -> None:
+def _diff_values(
+    expected: Any, got: Any, parts: tuple[PathPart, ...], out: list[ArgDiff], norm: Normalizer
+) -> None:
+    if isinstance(expected, OptionalMember):
+        expected = expected.value
+    if (
+        isinstance(expected, AnyOf)
+        and len(expected.options) == 1
+        and not matches(expected, got, norm)
+    ):
+        expected = expected.options[0]  # one option: say precisely where it differs
     if isinstance(expected, Mapping) and isinstance(got, Mapping):
         for key in sorted(set(expected) | set(got)):
             sub = (*parts, key)
             if key not in got:
-                out.append(ArgDiff(path=format_path(sub), kind="missing", expected=expected[key]))
+                if not isinstance(expected[key], OptionalMember):
+                    out.append(
+                        ArgDiff(path=format_path(sub), kind="missing", expected=expected[key])
+                    )
             elif key not in expected:
                 out.append(ArgDiff(path=format_path(sub), kind="extra", got=got[key]))
             else:
-                _diff_values(expected[key], got[key], sub, out)
+                _diff_values(expected[key], got[key], sub, out, norm)
     elif (
         isinstance(expected, (list, tuple))
         and isinstance(got, (list, tuple))
         and len(expected) == len(got)
     ):
         for i, (x, y) in enumerate(zip(expected, got, strict=True)):
-            _diff_values(x, y, (*parts, i), out)
-    elif not typed_equal(expected, got):
+            _diff_values(x, y, (*parts, i), out, norm)
+    elif not matches(expected, got, norm):
         out.append(ArgDiff(path=format_path(parts), kind="value", expected=expected, got=got))
 
 
 def diff_arguments(
-    expected: Mapping[str, Any], got: Mapping[str, Any] | None, *, key_arg: str | None
+    expected: Mapping[str, Any],
+    got: Mapping[str, Any] | None,
+    *,
+    key_arg: str | None,
+    norm: Normalizer = None,
 ) -> tuple[ArgDiff, ...]:
     """Every difference between expected and proposed arguments, by argument path.
 
@@ -128,31 +151,40 @@ def diff_arguments(
     out: list[ArgDiff] = []
     if key_arg is not None:
         path = format_path((key_arg,))
-        if key_arg in expected and key_arg not in got:
+        required_key = key_arg in expected and not isinstance(expected[key_arg], OptionalMember)
+        if required_key and key_arg not in got:
             out.append(ArgDiff(path=path, kind="missing", expected=expected[key_arg]))
         elif key_arg in got and key_arg not in expected:
             out.append(ArgDiff(path=path, kind="extra", got=got[key_arg]))
         expected = {k: v for k, v in expected.items() if k != key_arg}
         got = {k: v for k, v in got.items() if k != key_arg}
-    _diff_values(expected, got, (), out)
+    _diff_values(expected, got, (), out, norm)
     return tuple(sorted(out, key=lambda d: d.path))
 
 
 def argument_similarity(
-    expected: Mapping[str, Any], got: Mapping[str, Any] | None, *, key_arg: str | None
+    expected: Mapping[str, Any],
+    got: Mapping[str, Any] | None,
+    *,
+    key_arg: str | None,
+    norm: Normalizer = None,
 ) -> Fraction:
-    """The share of top-level argument names (union of both sides) whose values are equal;
-    1 when neither side has arguments, 0 when the proposed arguments did not parse."""
+    """The share of top-level argument names (union of both sides) whose values are
+    acceptable (an optional argument left out counts as acceptable); 1 when neither side
+    has arguments, 0 when the proposed arguments did not parse."""
     if got is None:
         return Fraction(0)
     names = set(expected) | set(got)
     if not names:
         return Fraction(1)
-    same = sum(
-        1
-        for n in names
-        if n in expected and n in got and (n == key_arg or typed_equal(expected[n], got[n]))
-    )
+    same = 0
+    for n in names:
+        if n not in expected:
+            continue
+        if n not in got:
+            same += isinstance(expected[n], OptionalMember)
+        elif n == key_arg or matches(expected[n], got[n], norm):
+            same += 1
     return Fraction(same, len(names))
 
 
@@ -197,6 +229,7 @@ def _matching(
     expected: Sequence[ExpectedCall],
     proposed: Sequence[ProposedCall],
     key_args: Mapping[str, str],
+    norm: Normalizer,
 ) -> list[tuple[int, int]]:
     """Maximum-cardinality, maximum-similarity pairing of same-name calls.
 
@@ -212,7 +245,7 @@ def _matching(
     pairs: list[tuple[int, int]] = []
     for name, (es, ps) in groups.items():
         if ps:
-            pairs.extend(_match_tool(es, ps, expected, proposed, key_args.get(name)))
+            pairs.extend(_match_tool(es, ps, expected, proposed, key_args.get(name), norm=norm))
     return sorted(pairs)
 
 
@@ -222,22 +255,32 @@ def _match_tool(
     expected: Sequence[ExpectedCall],
     proposed: Sequence[ProposedCall],
     key_arg: str | None,
+    *,
+    norm: Normalizer,
 ) -> list[tuple[int, int]]:
     """The optimal pairing of one tool's expected calls ``es`` with its proposed calls ``ps``.
 
     Similarities are made integers over a common denominator; each is scaled above the sum
     of all tie-breaks, so the tie-break (pair the k-th expected call of the tool with its
     k-th proposed call) never outweighs similarity. With one call on either side the best
-    pair is simply the maximum; otherwise networkx finds the optimal assignment.
+    pair is simply the maximum; when both sides are as long and the k-th calls are all
+    exactly alike, that pairing has the highest possible weight and is the only one to
+    have it; otherwise networkx finds the optimal assignment.
     """
+
+    def similarity(i: int, j: int) -> Fraction:
+        return argument_similarity(expected[i][1], proposed[j][1], key_arg=key_arg, norm=norm)
+
+    if len(es) == len(ps) and all(similarity(i, j) == 1 for i, j in zip(es, ps, strict=True)):
+        return list(zip(es, ps, strict=True))
     edges = [
-        (i, j, argument_similarity(expected[i][1], proposed[j][1], key_arg=key_arg), abs(a - b))
-        for a, i in enumerate(es)
-        for b, j in enumerate(ps)
+        (i, j, similarity(i, j), abs(a - b)) for a, i in enumerate(es) for b, j in enumerate(ps)
     ]
     if len(es) == 1 or len(ps) == 1:  # distances along the longer side are all distinct
         i, j, _, _ = max(edges, key=lambda e: (e[2], -e[3]))
         return [(i, j)]
+    import networkx as nx  # noqa: PLC0415  (only here: most cases never need a solver)
+
     denominator = math.lcm(*(sim.denominator for _, _, sim, _ in edges))
     n = max(len(es), len(ps))
     scale = n * (n + 1) + 1
@@ -266,7 +309,7 @@ def _key_diffs(
         p_args = proposed[j][1]
         if arg is None or p_args is None or arg not in expected[i][1] or arg not in p_args:
             continue
-        keyed.append((j, arg, _show(expected[i][1][arg]), p_args[arg]))
+        keyed.append((j, arg, _show(pattern_json(expected[i][1][arg])), p_args[arg]))
     keyed.sort(key=lambda k: k[0])
     out: dict[int, list[ArgDiff]] = {}
     for pos, (j, arg, exp, got) in enumerate(keyed):
@@ -306,26 +349,30 @@ def align(
     proposed: Sequence[ProposedCall],
     *,
     key_args: Mapping[str, str],
+    norm: Normalizer = None,
 ) -> Alignment:
     """Pair expected ``(name, arguments)`` calls with proposed ``(name, arguments or None)``
-    calls. ``key_args`` maps each tool to its idempotency-key argument."""
-    matched = _matching(expected, proposed, key_args)
+    calls. ``key_args`` maps each tool to its idempotency-key argument; ``norm`` is the
+    case's string normalisation, if it declares one."""
+    matched = _matching(expected, proposed, key_args, norm)
     key_diffs = _key_diffs(matched, expected, proposed, key_args)
     pairs = tuple(
         Pair(
             expected=i,
             proposed=j,
             diffs=diff_arguments(
-                expected[i][1], proposed[j][1], key_arg=key_args.get(expected[i][0])
+                expected[i][1], proposed[j][1], key_arg=key_args.get(expected[i][0]), norm=norm
             )
             + tuple(key_diffs.get(j, ())),
         )
         for i, j in matched
     )
     in_order = _longest_increasing([p.proposed for p in pairs])
+    paired_expected = {p.expected for p in pairs}
+    paired_proposed = {p.proposed for p in pairs}
     return Alignment(
         pairs=pairs,
-        missing=tuple(i for i in range(len(expected)) if i not in {p.expected for p in pairs}),
-        extra=tuple(j for j in range(len(proposed)) if j not in {p.proposed for p in pairs}),
+        missing=tuple(i for i in range(len(expected)) if i not in paired_expected),
+        extra=tuple(j for j in range(len(proposed)) if j not in paired_proposed),
         out_of_order=tuple(sorted(p.proposed for k, p in enumerate(pairs) if k not in in_order)),
     )

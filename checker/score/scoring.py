@@ -9,7 +9,7 @@ sub-metrics. The audited (legacy) score is computed next to it, for comparison.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -24,12 +24,24 @@ from txcheck.models.proposal_parser import parse_proposal
 from txcheck.models.validation import validate
 from txcheck.models.verdict import LEVELS, Verdict, Violation
 from txcheck.models.world_rules import business_check_from_doc
+from txcheck.score.case_contracts import CaseContracts, ScoringContext
 from txcheck.score.cases import Case, CaseFile, LineError
 from txcheck.score.expectations import scorer_violations
 from txcheck.score.legacy import legacy_score
 from txcheck.score.matching import align
+from txcheck.score.patterns import normalizer
+from txcheck.score.patterns import to_json as pattern_json
 
-__all__ = ["CaseResult", "ScoreReport", "StrictResult", "Summary", "score_case", "score_file"]
+__all__ = [
+    "CaseResult",
+    "ScoreReport",
+    "StrictResult",
+    "Summary",
+    "SummaryBuilder",
+    "score_case",
+    "score_cases",
+    "score_file",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -80,6 +92,7 @@ class CaseResult:
     strict: StrictResult
     legacy: float
     warnings: tuple[Violation, ...] = ()
+    normalize: tuple[str, ...] = ()
 
     @property
     def unreadable(self) -> bool:
@@ -93,6 +106,7 @@ class CaseResult:
             "strict": self.strict.to_json(),
             "legacy": {"score": self.legacy},
             "warnings": [w.to_json() for w in self.warnings],
+            "normalize": list(self.normalize),
         }
 
 
@@ -121,25 +135,10 @@ class Summary:
 
     @classmethod
     def of(cls, results: Sequence[CaseResult], errors: int) -> Summary:
-        stricts = [r.strict for r in results]
-        return cls(
-            cases=len(results),
-            passed=sum(s.passed for s in stricts),
-            vetoes=sum(s.veto for s in stricts),
-            unreadable=sum(r.unreadable for r in results),
-            expect_invalid=sum(
-                any(w.code == "expect_invalid" for w in r.warnings) for r in results
-            ),
-            errors=errors,
-            legacy_mean=_mean(r.legacy for r in results),
-            means={
-                "tool_selection": _mean(s.tool_selection for s in stricts),
-                "schema_valid": _mean(s.schema_valid for s in stricts),
-                "exact_arguments": _mean(s.exact_arguments for s in stricts),
-                "order": _mean(s.order for s in stricts),
-                "irrelevance": _mean(s.irrelevance for s in stricts),
-            },
-        )
+        builder = SummaryBuilder()
+        for result in results:
+            builder.add(result)
+        return builder.build(errors)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,6 +154,56 @@ class Summary:
         }
 
 
+_MEANS = ("tool_selection", "schema_valid", "exact_arguments", "order", "irrelevance")
+
+
+class SummaryBuilder:
+    """The summary, accumulated one result at a time (exact sums, so the means equal
+    ``Summary.of`` over the same results, whatever their number)."""
+
+    def __init__(self) -> None:
+        self.cases = self.passed = self.vetoes = self.unreadable = self.expect_invalid = 0
+        self._legacy: list[Fraction] = [Fraction(0), Fraction(0)]
+        self._means: dict[str, list[Fraction]] = {m: [Fraction(0), Fraction(0)] for m in _MEANS}
+
+    def add(self, result: CaseResult) -> None:
+        strict = result.strict
+        self.cases += 1
+        self.passed += strict.passed
+        self.vetoes += strict.veto
+        self.unreadable += result.unreadable
+        self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
+        _accumulate(self._legacy, result.legacy)
+        for name in _MEANS:
+            _accumulate(self._means[name], getattr(strict, name))
+
+    def build(self, errors: int) -> Summary:
+        return Summary(
+            cases=self.cases,
+            passed=self.passed,
+            vetoes=self.vetoes,
+            unreadable=self.unreadable,
+            expect_invalid=self.expect_invalid,
+            errors=errors,
+            legacy_mean=_average(self._legacy),
+            means={name: _average(self._means[name]) for name in _MEANS},
+        )
+
+
+def _accumulate(total: list[Fraction], value: float | bool | None) -> None:
+    if value is None:
+        return
+    if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
+        total[0] += int(value)
+    else:
+        total[0] += Fraction(value)
+    total[1] += 1
+
+
+def _average(total: list[Fraction]) -> float | None:
+    return float(total[0] / total[1]) if total[1] else None
+
+
 @attrs.frozen(kw_only=True)
 class ScoreReport:
     """Everything ``txcheck score`` reports: scored cases, bad lines and the summary."""
@@ -166,10 +215,9 @@ class ScoreReport:
 
     @property
     def exit_code(self) -> int:
-        """2 when any line was bad, else 1 when any case fails, else 0."""
-        if self.errors:
-            return 2
-        return 0 if all(r.strict.passed for r in self.cases) else 1
+        """2 when any line was bad, else 3 when no case was scored (inconclusive), else 1
+        when any case fails, else 0."""
+        return exit_code(self.summary)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +225,16 @@ class ScoreReport:
             "errors": [e.to_json() for e in self.errors],
             "summary": self.summary.to_json(),
         }
+
+
+def exit_code(summary: Summary) -> int:
+    """2 when any line was bad, else 3 when no case was scored (inconclusive: nothing was
+    shown to be right), else 1 when any case fails, else 0."""
+    if summary.errors:
+        return 2
+    if not summary.cases:
+        return 3
+    return 0 if summary.passed == summary.cases else 1
 
 
 _NO_WORLD = "no world fixture in the case (its 'world' field)"
@@ -204,17 +262,22 @@ ExpectCache = dict[str, tuple[Violation, ...]]
 
 
 def _expect_warnings(
-    contract: Contract, case: Case, business: BusinessCheck | None, cache: ExpectCache
+    context: ScoringContext, case: Case, business: BusinessCheck | None
 ) -> tuple[Violation, ...]:
     """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
 
-    The verdict depends only on the expected calls and the world, so repeated expectations
-    (several samples of one task, pass^k style) are validated once per file.
+    The verdict depends only on the contract, the expected calls and the world, so an
+    expectation is validated once per contract (several samples of one task, pass^k style,
+    or one task asked of several models), not once per case.
     """
-    key = canonical_json([[[c.name, c.arguments] for c in case.expect.calls], case.world])
-    if key not in cache:
-        cache[key] = _validate_expectation(contract, case, business)
-    return cache[key]
+    key = canonical_json(
+        [[[c.name, pattern_json(c.arguments)] for c in case.expect.calls], case.world]
+    )
+    hit = context.expect_cache.get(key)
+    if hit is None:
+        hit = _validate_expectation(context.contract, case, business)
+        context.remember(key, hit)
+    return hit
 
 
 def _validate_expectation(
@@ -225,8 +288,8 @@ def _validate_expectation(
             id=f"expect.calls[{i}]",
             name=c.name,
             index=i,
-            raw_arguments=dict(c.arguments),
-            arguments=dict(c.arguments),
+            raw_arguments=c.example,
+            arguments=c.example,
         )
         for i, c in enumerate(case.expect.calls)
     )
@@ -257,7 +320,14 @@ def _unreadable(
         levels_checked=("json",),
         levels_skipped=skipped,
     )
-    return CaseResult(id=case.id, line=case.line, strict=strict, legacy=0.0, warnings=warnings)
+    return CaseResult(
+        id=case.id,
+        line=case.line,
+        strict=strict,
+        legacy=0.0,
+        warnings=warnings,
+        normalize=case.expect.normalize,
+    )
 
 
 def score_case(
@@ -267,19 +337,30 @@ def score_case(
     source: str = "<cases>",
     expect_cache: ExpectCache | None = None,
 ) -> CaseResult:
-    """Score one case. A malformed world fixture raises ``InputError`` (a bad line)."""
+    """Score one case under ``contract`` (the case's own ``tools`` are not consulted here:
+    ``score_cases`` resolves them). A malformed world fixture raises ``InputError``."""
+    context = ScoringContext.of(contract)
+    if expect_cache is not None:
+        context.expect_cache = expect_cache
+    return _score(context, case, source)
+
+
+def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
+    contract = context.contract
     business, skip_reason = _business(case, contract)
-    warnings = _expect_warnings(
-        contract, case, business, {} if expect_cache is None else expect_cache
-    )
+    warnings = _expect_warnings(context, case, business)
     try:
         plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     except ProposalFormatError as error:
         return _unreadable(case, error, warnings)
     verdict = _verdict(contract, plan, business, skip_reason)
     expected = [(c.name, c.arguments) for c in case.expect.calls]
-    key_args = {n: t.idempotency_key for n, t in contract.tools.items() if t.idempotency_key}
-    alignment = align(expected, [(c.name, c.arguments) for c in plan.calls], key_args=key_args)
+    alignment = align(
+        expected,
+        [(c.name, c.arguments) for c in plan.calls],
+        key_args=context.key_args,
+        norm=normalizer(case.expect.normalize),
+    )
     json_problems = tuple(
         Violation(code="invalid_json", level="json", call=None, message=p)
         for p in case.json_problems
@@ -309,21 +390,45 @@ def score_case(
         id=case.id,
         line=case.line,
         strict=strict,
-        legacy=legacy_score(plan, expected),
+        legacy=legacy_score(plan, [(c.name, c.example) for c in case.expect.calls]),
         warnings=warnings,
+        normalize=case.expect.normalize,
     )
 
 
-def score_file(contract: Contract, cases: CaseFile) -> ScoreReport:
-    """Score every case of a file; a case whose world fixture is malformed becomes a bad line."""
+def score_cases(
+    items: Iterable[Case | LineError], contracts: CaseContracts, *, source: str
+) -> Iterator[CaseResult | LineError]:
+    """Score cases as they come (a generator: nothing is held), passing bad lines through.
+
+    A case whose ``tools`` are not a valid contract, or whose world fixture is malformed,
+    becomes a bad line; the others are still scored.
+    """
+    for item in items:
+        if isinstance(item, LineError):
+            yield item
+            continue
+        try:
+            context = contracts.for_tools(item.tools)
+        except InputError as error:
+            yield LineError(line=item.line, message=error.problem)
+            continue
+        try:
+            yield _score(context, item, source)
+        except InputError as error:
+            yield LineError(line=item.line, message=f"'world': {error.problem}")
+
+
+def score_file(contract: Contract | None, cases: CaseFile) -> ScoreReport:
+    """Score every case of a file (each under its own ``tools`` when it has them, else
+    ``contract``); a case whose tools or world fixture is malformed becomes a bad line."""
     results: list[CaseResult] = []
     errors = list(cases.errors)
-    cache: ExpectCache = {}
-    for case in cases.cases:
-        try:
-            results.append(score_case(contract, case, source=cases.source, expect_cache=cache))
-        except InputError as error:
-            errors.append(LineError(line=case.line, message=f"'world': {error.problem}"))
+    for item in score_cases(cases.cases, CaseContracts(contract), source=cases.source):
+        if isinstance(item, LineError):
+            errors.append(item)
+        else:
+            results.append(item)
     errors.sort(key=lambda e: e.line)
     return ScoreReport(
         source=cases.source,

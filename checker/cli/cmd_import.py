@@ -1,0 +1,93 @@
+"""``txcheck import bfcl|tau2 ... --out CASES.jsonl``: benchmark data as txcheck cases.
+
+The cases carry their own tools, so ``txcheck score CASES.jsonl`` needs no contract. The
+output file is written whole or not at all (a temporary file renamed at the end), so a
+bad input file never leaves half a cases file behind. Exit 0, or 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "import",
+        help="turn benchmark data (BFCL, tau2-bench) into txcheck cases",
+        description=(
+            "Turn benchmark data into txcheck cases, each with its own tools: the Berkeley "
+            "Function Calling Leaderboard's question and possible-answer files (bfcl), or a "
+            "tau2-bench domain's tasks and tool schemas (tau2)."
+        ),
+    )
+    kinds = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
+    bfcl = kinds.add_parser("bfcl", help="BFCL data folder -> cases")
+    bfcl.add_argument("data_dir", metavar="DATA_DIR", help="BFCL's data folder")
+    bfcl.add_argument(
+        "--category",
+        action="append",
+        metavar="C",
+        help="a category to import (repeatable; default: the single-turn AST categories)",
+    )
+    bfcl.add_argument(
+        "--results",
+        action="append",
+        metavar="FILE",
+        type=Path,
+        help="BFCL model-result file(s) to use as the proposals (default: the ground truth)",
+    )
+    bfcl.add_argument(
+        "--normalize",
+        action="store_true",
+        help="declare BFCL's string leniency (case, whitespace, punctuation) in each case",
+    )
+    bfcl.add_argument("--out", required=True, metavar="FILE", help="cases file to write")
+    tau2 = kinds.add_parser("tau2", help="tau2-bench domain folder -> cases")
+    tau2.add_argument("domain_dir", metavar="DOMAIN_DIR", help="folder with tasks.json")
+    tau2.add_argument(
+        "--tools",
+        metavar="FILE",
+        type=Path,
+        help="the domain's tool schemas (default: DOMAIN_DIR/tools.json)",
+    )
+    tau2.add_argument("--out", required=True, metavar="FILE", help="cases file to write")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from txcheck.importers.bfcl import CATEGORIES, import_bfcl
+    from txcheck.importers.tau2 import import_tau2
+    from txcheck.models.errors import InputError
+
+    out = Path(args.out)
+    try:
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115  (renamed or removed below)
+            "w", encoding="utf-8", dir=out.parent or Path("."), prefix=f".{out.name}.", delete=False
+        )
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
+    try:
+        with handle:
+            if args.benchmark == "bfcl":
+                stats = import_bfcl(
+                    Path(args.data_dir),
+                    handle,
+                    tuple(args.category or CATEGORIES),
+                    results=tuple(args.results or ()),
+                    normalize=args.normalize,
+                )
+            else:
+                stats = import_tau2(Path(args.domain_dir), handle, tools_file=args.tools)
+        os.replace(handle.name, out)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    print(f"txcheck import {args.benchmark}: {out}: {stats.describe()}", file=sys.stderr)
+    return 0

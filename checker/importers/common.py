@@ -1,0 +1,126 @@
+"""Pieces both importers share: reading JSON and JSON Lines files as data, valid tool
+names, OpenAI-format tools and proposals, and writing cases deterministically."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from txcheck.models.errors import InputError
+from txcheck.models.strict_json import StrictJsonError, loads_strict
+
+__all__ = [
+    "ImportStats",
+    "chat_proposal",
+    "read_json",
+    "read_jsonl",
+    "tool_names",
+    "write_case",
+]
+
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file; unreadable or invalid JSON is an ``InputError`` with its place."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the file: {error}", source=str(path)) from None
+    try:
+        return loads_strict(text)
+    except StrictJsonError as error:
+        raise InputError(
+            f"not valid JSON: {error.problem}", source=str(path), line=error.line
+        ) from None
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line; a bad line is an ``InputError``."""
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", source=str(path)
+        ) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    f"not UTF-8 ({error.reason})", source=str(path), line=number
+                ) from None
+            if not text.strip():
+                continue
+            try:
+                yield number, loads_strict(text)
+            except StrictJsonError as error:
+                raise InputError(
+                    f"not valid JSON: {error.problem}", source=str(path), line=number
+                ) from None
+
+
+def tool_names(names: Sequence[str]) -> dict[str, str]:
+    """A valid, unique tool name (``[A-Za-z0-9_-]{1,64}``, what OpenAI accepts) for each
+    original name: ``math.factorial`` becomes ``math_factorial`` (as BFCL itself does for
+    such models); a clash gets ``_2``, ``_3``..."""
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for name in names:
+        base = (_INVALID.sub("_", name) or "tool")[:60]
+        candidate, n = base, 2
+        while candidate in taken:
+            candidate, n = f"{base}_{n}", n + 1
+        taken.add(candidate)
+        out[name] = candidate
+    return out
+
+
+def chat_proposal(calls: Sequence[tuple[str, Any]], text: str | None = None) -> dict[str, Any]:
+    """An OpenAI chat assistant message; ``arguments`` that is not a string is sent as
+    JSON text, a string as it is (it may be broken JSON: that is the model's answer)."""
+    tool_calls = [
+        {
+            "id": f"call_{i + 1}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args
+                if isinstance(args, str)
+                else json.dumps(args, ensure_ascii=False),
+            },
+        }
+        for i, (name, args) in enumerate(calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def write_case(out: IO[str], case: Mapping[str, Any]) -> None:
+    """One case line: sorted keys, UTF-8 kept, no spaces; the same input gives the same bytes."""
+    out.write(json.dumps(case, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+class ImportStats:
+    """What an import wrote and skipped, for the one-line report on stderr."""
+
+    def __init__(self) -> None:
+        self.cases = 0
+        self.skipped: dict[str, int] = {}
+
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def describe(self) -> str:
+        text = f"{self.cases} case(s) written"
+        if self.skipped:
+            text += "; skipped: " + ", ".join(
+                f"{n} {why}" for why, n in sorted(self.skipped.items())
+            )
+        return text
