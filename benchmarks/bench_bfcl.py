@@ -38,8 +38,8 @@ from typing import Any
 
 from txcheck.cli import main as txcheck_main
 from txcheck.importers.bfcl import CATEGORIES, bfcl_cases
-from txcheck.score.cases import parse_cases
-from txcheck.score.scoring import score_file
+from txcheck.scoring.cases import parse_cases
+from txcheck.scoring.scorer import score_file
 
 _WRONG = {"integer": "7", "number": "7.5", "boolean": "true", "string": 7}
 

@@ -4,7 +4,7 @@ Two tables, in one process:
 
 1. **Throughput** (steps per second, every safety invariant checked after every step and
    every liveness invariant at quiescence) of ``explore --policy guarded`` (the Hypothesis
-   engine: ``txcheck.explore.machine`` with swarm fault kinds, fault seeking, recording and
+   engine: ``txcheck.exploration.machine`` with swarm fault kinds, fault seeking, recording and
    coverage) against a minimal hand-written ``RuleBasedStateMachine`` over the same world:
    a ``Run`` of the same plan, one rule that takes the default or draws any available
    choice (at most ``max_faults`` deviations), safety after each step, liveness in
@@ -42,10 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kit import bounded
 
-from txcheck.explore.hypothesis_engine import HypothesisEngine
-from txcheck.explore.report import Tally
-from txcheck.explore.session import Session
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.report import Tally
+from txcheck.exploration.session import Session
+from txcheck.exploration.target import Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

@@ -41,9 +41,9 @@ def _measure_new(k: int, repeat: int) -> dict[str, Any]:
     import attrs
 
     from txcheck import Bounds, Guarded, Target, execute
-    from txcheck.explore.representative import representative_plans
-    from txcheck.explore.systematic import SystematicEngine
-    from txcheck.explore.target import Deadline
+    from txcheck.exploration.representative import representative_plans
+    from txcheck.exploration.systematic import SystematicEngine
+    from txcheck.exploration.target import Deadline
 
     target = Target(policy=Guarded())
     single = representative_plans(target.contract, target.fixture)[0]

@@ -2,7 +2,7 @@
 
 For each policy this times the default (fault-free) checkout run two ways:
 
-- **checked**: ``txcheck.explore.session`` with every ``DEFAULT_INVARIANTS`` property
+- **checked**: ``txcheck.exploration.session`` with every ``DEFAULT_INVARIANTS`` property
   checked after every step (safety) and at quiescence (liveness), as the engines run it;
 - **bare**: ``txcheck.models.runner.Run`` driven to quiescence with no property at all;
 
@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

@@ -29,10 +29,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from txcheck.models.contract_loader import default_contract
-from txcheck.score.case_contracts import CaseContracts
-from txcheck.score.cases import LineError, iter_cases
-from txcheck.score.reading import iter_lines
-from txcheck.score.scoring import SummaryBuilder, score_cases
+from txcheck.scoring.case_contracts import CaseContracts
+from txcheck.scoring.cases import LineError, iter_cases
+from txcheck.scoring.reading import iter_lines
+from txcheck.scoring.scorer import SummaryBuilder, score_cases
 
 Calls = list[tuple[str, dict[str, Any]]]
 

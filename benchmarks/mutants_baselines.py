@@ -24,21 +24,21 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from jsonschema import Draft202012Validator
 from kit import run_engine
 
-from txcheck.explore.hypothesis_engine import HypothesisEngine
-from txcheck.explore.random_walk import RandomEngine
-from txcheck.explore.report import Engine
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import Session, execute
-from txcheck.explore.systematic import SystematicEngine
-from txcheck.explore.target import Target
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.random_walk import RandomEngine
+from txcheck.exploration.report import Engine
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.session import Session, execute
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded
 from txcheck.scenarios.catalog import SCENARIOS
 from txcheck.scenarios.run import run_all, run_scenario
-from txcheck.score.cases import parse_cases
-from txcheck.score.scoring import score_file
+from txcheck.scoring.cases import parse_cases
+from txcheck.scoring.scorer import score_file
 
 __all__ = ["bare_hypothesis", "scenario_suite", "scoring", "throughput"]
 

@@ -28,13 +28,13 @@ from mutants.make_traces import policy_spec  # noqa: E402
 from mutants.shortest import shortest_run  # noqa: E402
 
 from txcheck.cli import build_parser  # noqa: E402
-from txcheck.explore.auto import ExploreResult, explore  # noqa: E402
-from txcheck.explore.report import Counterexample  # noqa: E402
-from txcheck.explore.representative import near_valid_plans, representative_plans  # noqa: E402
-from txcheck.explore.schedule import Deviations  # noqa: E402
-from txcheck.explore.session import Execution, execute  # noqa: E402
-from txcheck.explore.shrink import delta_debug, search_below  # noqa: E402
-from txcheck.explore.target import Bounds, Budget, Deadline, Target  # noqa: E402
+from txcheck.exploration.auto import ExploreResult, explore  # noqa: E402
+from txcheck.exploration.report import Counterexample  # noqa: E402
+from txcheck.exploration.representative import near_valid_plans, representative_plans  # noqa: E402
+from txcheck.exploration.schedule import Deviations  # noqa: E402
+from txcheck.exploration.session import Execution, execute  # noqa: E402
+from txcheck.exploration.shrink import delta_debug, search_below  # noqa: E402
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target  # noqa: E402
 from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
 from txcheck.models.contract_loader import default_contract  # noqa: E402
 from txcheck.models.fixture import default_fixture  # noqa: E402

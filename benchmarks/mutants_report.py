@@ -242,7 +242,7 @@ def render(
             "## Proposed search changes, measured",
             "",
             "The same cells for search changes not (yet) in the engines' defaults:",
-            "`+near-valid` adds `txcheck.explore.representative.near_valid_plans` (each",
+            "`+near-valid` adds `txcheck.exploration.representative.near_valid_plans` (each",
             "representative plan one mistake away: wrong type, missing key, swapped steps,",
             "dropped step) to the representative plans.",
             "",

@@ -12,12 +12,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from txcheck.explore.auto import ExploreResult, explore
-    from txcheck.explore.loading import load_policy
-    from txcheck.explore.report import Counterexample, EngineReport
-    from txcheck.explore.schedule import Deviation, Deviations
-    from txcheck.explore.session import Execution, Failure, Session, execute
-    from txcheck.explore.target import Bounds, Budget, Target
+    from txcheck.exploration.auto import ExploreResult, explore
+    from txcheck.exploration.loading import load_policy
+    from txcheck.exploration.report import Counterexample, EngineReport
+    from txcheck.exploration.schedule import Deviation, Deviations
+    from txcheck.exploration.session import Execution, Failure, Session, execute
+    from txcheck.exploration.target import Bounds, Budget, Target
     from txcheck.invariants import DEFAULT_INVARIANTS, Invariant, Kind, always, eventually
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.choices import Action, Choice, FaultKind, Outcome, Part
@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from txcheck.models.validation import validate
     from txcheck.models.verdict import Verdict, Violation
     from txcheck.models.world import World
-    from txcheck.score.api import score
-    from txcheck.score.scoring import ScoreReport
+    from txcheck.scoring.api import score
+    from txcheck.scoring.scorer import ScoreReport
     from txcheck.testing import txcheck_testcase
     from txcheck.traces.document import (
         Trace,
@@ -79,7 +79,7 @@ _EXPORTS: dict[str, str] = {
     "Naive": "txcheck.models.policies",
     "BUILTIN_POLICIES": "txcheck.models.policies",
     "builtin_policy": "txcheck.models.policies",
-    "load_policy": "txcheck.explore.loading",
+    "load_policy": "txcheck.exploration.loading",
     **dict.fromkeys(
         (
             "Ack",
@@ -139,22 +139,22 @@ _EXPORTS: dict[str, str] = {
     "validate": "txcheck.models.validation",
     "Verdict": "txcheck.models.verdict",
     "Violation": "txcheck.models.verdict",
-    "ScoreReport": "txcheck.score.scoring",
-    "score": "txcheck.score.api",
+    "ScoreReport": "txcheck.scoring.scorer",
+    "score": "txcheck.scoring.api",
     # the model checker
-    "Target": "txcheck.explore.target",
-    "Bounds": "txcheck.explore.target",
-    "Budget": "txcheck.explore.target",
-    "Session": "txcheck.explore.session",
-    "Execution": "txcheck.explore.session",
-    "Failure": "txcheck.explore.session",
-    "execute": "txcheck.explore.session",
-    "explore": "txcheck.explore.auto",
-    "ExploreResult": "txcheck.explore.auto",
-    "Counterexample": "txcheck.explore.report",
-    "EngineReport": "txcheck.explore.report",
-    "Deviation": "txcheck.explore.schedule",
-    "Deviations": "txcheck.explore.schedule",
+    "Target": "txcheck.exploration.target",
+    "Bounds": "txcheck.exploration.target",
+    "Budget": "txcheck.exploration.target",
+    "Session": "txcheck.exploration.session",
+    "Execution": "txcheck.exploration.session",
+    "Failure": "txcheck.exploration.session",
+    "execute": "txcheck.exploration.session",
+    "explore": "txcheck.exploration.auto",
+    "ExploreResult": "txcheck.exploration.auto",
+    "Counterexample": "txcheck.exploration.report",
+    "EngineReport": "txcheck.exploration.report",
+    "Deviation": "txcheck.exploration.schedule",
+    "Deviations": "txcheck.exploration.schedule",
     "Action": "txcheck.models.choices",
     "Choice": "txcheck.models.choices",
     "FaultKind": "txcheck.models.choices",

@@ -23,11 +23,11 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 
 from txcheck.cli.render_trace import counterexample_report, render_text
-from txcheck.explore.hypothesis_engine import PHASES
-from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, load_policy
-from txcheck.explore.machine import machine_class
-from txcheck.explore.session import Execution
-from txcheck.explore.target import Bounds, Budget, Target
+from txcheck.exploration.hypothesis_engine import PHASES
+from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
+from txcheck.exploration.machine import machine_class
+from txcheck.exploration.session import Execution
+from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract

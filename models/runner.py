@@ -9,7 +9,7 @@ is a deviation. Given the same choices a run is identical, byte for byte.
 The runner owns the actors (each policy generator, its request in hand, its call in flight,
 its sleep, its delivery); the world (``models.world``) owns and makes every change of
 durable state; each request declares how it is performed (``models.requests``). Checking
-properties is the exploration kernel's job (``txcheck.explore.session``), not the runner's.
+properties is the exploration kernel's job (``txcheck.exploration.session``), not the runner's.
 """
 
 from __future__ import annotations

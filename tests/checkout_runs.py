@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from txcheck.explore.session import Chooser, Execution, execute
-from txcheck.explore.target import Target
+from txcheck.exploration.session import Chooser, Execution, execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract

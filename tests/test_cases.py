@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from txcheck.models.errors import InputError
-from txcheck.score.cases import parse_cases, read_cases
+from txcheck.scoring.cases import parse_cases, read_cases
 
 GOOD = {
     "id": "a",

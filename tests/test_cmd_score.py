@@ -13,8 +13,8 @@ from rich.console import Console
 from txcheck.cli import main
 from txcheck.cli.render_score import ScoreView
 from txcheck.models.contract_loader import default_contract
-from txcheck.score.cases import parse_cases
-from txcheck.score.scoring import score_file
+from txcheck.scoring.cases import parse_cases
+from txcheck.scoring.scorer import score_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")

@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 from tests.checkout_runs import PLAN, run_checked
-from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.models.policies import CONTROL_POLICIES, DESIGNATED
 from txcheck.models.proposal import Plan
 

@@ -15,9 +15,9 @@ from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.evaluate.evaluation import EvaluationReport, evaluate_file
 from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS, fault_schedule
 from txcheck.evaluate.stage2 import judge_run, reference_of
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.fixture import default_fixture
@@ -25,7 +25,7 @@ from txcheck.models.policies import Guarded, builtin_policy
 from txcheck.models.policies.base import ActorGen
 from txcheck.models.policies.journal import JournalState
 from txcheck.models.proposal import Plan
-from txcheck.score.cases import parse_cases, read_cases
+from txcheck.scoring.cases import parse_cases, read_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.checkout_runs import PLAN, default_choices, fault_points, journal_phase, run_checked
-from txcheck.explore.schedule import Deviation, Deviations
+from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.models.choices import Choice
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan

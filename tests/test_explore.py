@@ -13,9 +13,9 @@ from rich.console import Console
 
 from txcheck.cli import main
 from txcheck.cli.progress import ExploreProgress
-from txcheck.explore.auto import ENGINES
-from txcheck.explore.faults import FAULT_KINDS
-from txcheck.explore.report import Tally
+from txcheck.exploration.auto import ENGINES
+from txcheck.exploration.faults import FAULT_KINDS
+from txcheck.exploration.report import Tally
 from txcheck.models.policies import DESIGNATED
 from txcheck.scenarios.catalog import control, scenario
 

@@ -18,8 +18,8 @@ from tests.checkout_runs import (
     journal_phase,
     run_checked,
 )
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import Execution
 from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
 from txcheck.models.choices import Choice
 from txcheck.models.policies import BUILTIN_POLICIES

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy
-from txcheck.explore.target import Target
+from txcheck.exploration.target import Target
 from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult

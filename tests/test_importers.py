@@ -15,8 +15,8 @@ from txcheck.cli import main
 from txcheck.importers.bfcl import bfcl_cases, convert_schema
 from txcheck.importers.common import tool_names
 from txcheck.importers.tau2 import tau2_cases
-from txcheck.score.cases import parse_cases
-from txcheck.score.scoring import CaseResult, score_file
+from txcheck.scoring.cases import parse_cases
+from txcheck.scoring.scorer import CaseResult, score_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BFCL = FIXTURES / "bfcl"

@@ -13,8 +13,8 @@ import attrs
 import pytest
 
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy, run_checked
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, always, by_name, eventually
 from txcheck.invariants.base import Invariant
 from txcheck.models.errors import TxcheckError

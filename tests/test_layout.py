@@ -71,7 +71,9 @@ def test_a_project_with_its_own_models_checker_and_invariants_still_runs(tmp_pat
             """
         )
     )
-    done = _run(tmp_path, sys.executable, "-c", "import mymod, txcheck.explore.auto; print('ok')")
+    done = _run(
+        tmp_path, sys.executable, "-c", "import mymod, txcheck.exploration.auto; print('ok')"
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
     txcheck = Path(sys.executable).parent / "txcheck"
     done = _run(
@@ -90,3 +92,8 @@ def test_a_project_with_its_own_models_checker_and_invariants_still_runs(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     assert '"found": false' in done.stdout
+
+
+def test_python_dash_m_txcheck_is_the_command(tmp_path: Path) -> None:
+    done = _run(tmp_path, sys.executable, "-m", "txcheck", "--help")
+    assert done.returncode == 0 and "validate" in done.stdout, done.stderr

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from txcheck.models.proposal import Call, Plan
-from txcheck.score.legacy import legacy_arguments, legacy_score
+from txcheck.scoring.legacy import legacy_arguments, legacy_score
 
 
 def _plan(*calls: tuple[str, Any]) -> Plan:

@@ -9,15 +9,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import checkout_calls
-from txcheck.explore.faults import FAULT_KINDS, deviations_by_kind, draw_kind
-from txcheck.explore.hypothesis_engine import HypothesisEngine
-from txcheck.explore.loading import load_policy
-from txcheck.explore.machine import describe_failure
-from txcheck.explore.plan_space import PlanSpace
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.strategies import near_valid_plans, submissions, valid_plans
-from txcheck.explore.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.faults import FAULT_KINDS, deviations_by_kind, draw_kind
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.loading import load_policy
+from txcheck.exploration.machine import describe_failure
+from txcheck.exploration.plan_space import PlanSpace
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.strategies import near_valid_plans, submissions, valid_plans
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, always, eventually
 from txcheck.models.choices import Choice, FaultKind
 from txcheck.models.choices import fault_kind as kind_of

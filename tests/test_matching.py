@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from txcheck.score.matching import align, argument_similarity, diff_arguments, typed_equal
+from txcheck.scoring.matching import align, argument_similarity, diff_arguments, typed_equal
 
 KEYS = {"create": "key", "charge": "key"}
 

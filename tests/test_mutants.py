@@ -10,9 +10,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from txcheck.explore.schedule import Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

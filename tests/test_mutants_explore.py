@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from txcheck.cli import build_parser
-from txcheck.explore.auto import explore
-from txcheck.explore.report import Counterexample
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.target import Bounds, Budget, Target
+from txcheck.exploration.auto import explore
+from txcheck.exploration.report import Counterexample
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract

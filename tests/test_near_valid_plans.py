@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from txcheck.explore.representative import NEAR_VALID, near_valid_plans, representative_plans
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.representative import NEAR_VALID, near_valid_plans, representative_plans
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract, parse_contract
 from txcheck.models.fixture import default_fixture

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from txcheck.models.contract_loader import parse_contract
-from txcheck.score.cases import parse_cases
-from txcheck.score.patterns import (
+from txcheck.scoring.cases import parse_cases
+from txcheck.scoring.patterns import (
     AnyOf,
     OptionalMember,
     matches,
@@ -19,7 +19,7 @@ from txcheck.score.patterns import (
     representative,
     to_json,
 )
-from txcheck.score.scoring import CaseResult, score_case, score_file
+from txcheck.scoring.scorer import CaseResult, score_case, score_file
 
 TOOLS = parse_contract(
     {

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.strategies import checkout_calls
-from txcheck.explore.loading import WatchedPolicy, load_policy, watchdog_available
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.loading import WatchedPolicy, load_policy, watchdog_available
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError, PolicyError

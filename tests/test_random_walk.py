@@ -8,13 +8,13 @@ import random
 import attrs
 import pytest
 
-from txcheck.explore.random_walk import RandomEngine, _Walk
-from txcheck.explore.report import EngineReport
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.shrink import delta_debug
-from txcheck.explore.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.random_walk import RandomEngine, _Walk
+from txcheck.exploration.report import EngineReport
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.shrink import delta_debug
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

@@ -12,9 +12,9 @@ from rich.console import Console
 from tests.strategies import checkout_calls
 from txcheck.cli import main
 from txcheck.cli.cmd_replay import ReplayReport, replay_trace, shared_plans
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

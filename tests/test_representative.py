@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from txcheck.explore.representative import representative_plans
+from txcheck.exploration.representative import representative_plans
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, parse_contract
 from txcheck.models.fixture import default_fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture

@@ -20,9 +20,9 @@ from rich.console import Console
 
 from txcheck.cli import cmd_scenarios, main
 from txcheck.cli.render_scenarios import ScenariosReport
-from txcheck.explore.schedule import Deviations
-from txcheck.explore.session import execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviations
+from txcheck.exploration.session import execute
+from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract

@@ -15,11 +15,11 @@ from rich.console import Console
 from txcheck.cli import main
 from txcheck.cli.render_score import ScoreStream
 from txcheck.models.contract_loader import load_contract
-from txcheck.score import case_contracts, reading
-from txcheck.score.case_contracts import CaseContracts, contract_document
-from txcheck.score.cases import iter_cases, parse_cases
-from txcheck.score.reading import LineError, iter_lines
-from txcheck.score.scoring import score_file
+from txcheck.scoring import case_contracts, reading
+from txcheck.scoring.case_contracts import CaseContracts, contract_document
+from txcheck.scoring.cases import iter_cases, parse_cases
+from txcheck.scoring.reading import LineError, iter_lines
+from txcheck.scoring.scorer import score_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")

@@ -12,9 +12,9 @@ import pytest
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.validation import validate
-from txcheck.score import scoring
-from txcheck.score.cases import parse_cases, read_cases
-from txcheck.score.scoring import CaseResult, ScoreReport, score_case, score_file
+from txcheck.scoring import scorer as scoring
+from txcheck.scoring.cases import parse_cases, read_cases
+from txcheck.scoring.scorer import CaseResult, ScoreReport, score_case, score_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = default_contract()

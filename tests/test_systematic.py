@@ -10,12 +10,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from txcheck.explore.independence import Moment
-from txcheck.explore.report import EngineReport
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import execute
-from txcheck.explore.systematic import SystematicEngine
-from txcheck.explore.target import Bounds, Deadline, Target
+from txcheck.exploration.independence import Moment
+from txcheck.exploration.report import EngineReport
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.session import execute
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Bounds, Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT as CHECKOUT_SERVICES
 from txcheck.models.choices import Choice

@@ -182,7 +182,8 @@ def test_validate_and_version_import_nothing_heavy() -> None:
         f"    main(['validate', {CONTRACT!r}, {VALID!r}, '--json'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('hypothesis', 'networkx', 'rich', 'txcheck.explore', 'txcheck.score.scoring')\n"
+        "heavy = ('hypothesis', 'networkx', 'rich', 'txcheck.exploration',\n"
+        "    'txcheck.scoring.scorer')\n"
         "heavy = [m for m in heavy if m in sys.modules]\n"
         "print(heavy)\n"
     )

@@ -20,7 +20,7 @@ from rich.console import Console
 from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.evaluate.evaluation import evaluate_file
 from txcheck.models.contract_loader import load_contract
-from txcheck.score.cases import read_cases
+from txcheck.scoring.cases import read_cases
 
 __all__ = ["register", "run"]
 

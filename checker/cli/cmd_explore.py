@@ -19,10 +19,10 @@ from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
-from txcheck.explore.auto import ENGINES, ExploreResult, explore
-from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
-from txcheck.explore.report import Counterexample
-from txcheck.explore.target import Bounds, Budget, Target
+from txcheck.exploration.auto import ENGINES, ExploreResult, explore
+from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
+from txcheck.exploration.report import Counterexample
+from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, PolicyError

@@ -21,10 +21,10 @@ from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.render_trace import counterexample_report, report_console
-from txcheck.explore.loading import DEFAULT_POLICY_TIMEOUT, load_policy
-from txcheck.explore.schedule import Deviations
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.target import Target
+from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
+from txcheck.exploration.schedule import Deviations
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Target
 from txcheck.models.canonical import canonical_json
 from txcheck.models.errors import PolicyError
 from txcheck.models.proposal import Plan, plan_to_json

@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.progress_line import LineProgress
     from txcheck.cli.render_score import ScoreStream
     from txcheck.models.contract_loader import load_contract
-    from txcheck.score.case_contracts import CaseContracts
-    from txcheck.score.cases import LineError, iter_cases, open_cases
-    from txcheck.score.reading import iter_lines
-    from txcheck.score.scoring import SummaryBuilder, exit_code, score_cases
+    from txcheck.scoring.case_contracts import CaseContracts
+    from txcheck.scoring.cases import LineError, iter_cases, open_cases
+    from txcheck.scoring.reading import iter_lines
+    from txcheck.scoring.scorer import SummaryBuilder, exit_code, score_cases
 
     contract_path, cases_path = _paths(args)
     contract = load_contract(contract_path) if contract_path is not None else None

@@ -1,6 +1,6 @@
 """A live progress line for ``txcheck explore`` on stderr, shown only on a terminal.
 
-It reads the running search's counters (a ``txcheck.explore.report.Tally``) a few times a
+It reads the running search's counters (a ``txcheck.exploration.report.Tally``) a few times a
 second: runs, steps per second, distinct deviation kinds taken, elapsed time. Nothing here
 ever reaches stdout or a result file.
 """
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from txcheck.explore.report import Tally
+from txcheck.exploration.report import Tally
 from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreProgress"]

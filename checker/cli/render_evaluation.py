@@ -22,7 +22,7 @@ from txcheck.evaluate.evaluation import GATE_POLICY, POLICIES, EvaluationReport,
 from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS
 from txcheck.evaluate.metrics import Efficiency, Recovery, VetoCount
 from txcheck.evaluate.stage2 import RunResult
-from txcheck.score.scoring import CaseResult
+from txcheck.scoring.scorer import CaseResult
 
 __all__ = ["EvaluationView"]
 

@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from txcheck.explore.auto import ExploreResult
+from txcheck.exploration.auto import ExploreResult
 from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreSummary"]

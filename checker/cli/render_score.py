@@ -19,8 +19,8 @@ from rich.text import Text
 
 from txcheck.cli.safe_text import plain
 from txcheck.models.verdict import Violation
-from txcheck.score.cases import LineError
-from txcheck.score.scoring import CaseResult, ScoreReport, Summary
+from txcheck.scoring.cases import LineError
+from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary
 
 __all__ = ["ScoreStream", "ScoreView"]
 

@@ -21,8 +21,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from txcheck.explore.session import Execution
-from txcheck.explore.target import Target
+from txcheck.exploration.session import Execution
+from txcheck.exploration.target import Target
 from txcheck.models.runner import Run, Step
 from txcheck.traces.json_diff import json_diff
 

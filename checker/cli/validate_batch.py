@@ -41,9 +41,9 @@ from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.models.validation import validate
 from txcheck.models.verdict import Verdict
 from txcheck.models.world_rules import business_check_from_file
-from txcheck.score.case_contracts import CaseContracts
-from txcheck.score.cases import open_cases
-from txcheck.score.reading import LineError, iter_lines
+from txcheck.scoring.case_contracts import CaseContracts
+from txcheck.scoring.cases import open_cases
+from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = ["run_files", "run_jsonl"]
 

@@ -1,6 +1,6 @@
 """``txcheck evaluate``: the model and the orchestration, scored separately (BRIEF.md).
 
-Stage one is the strict score of ``txcheck.score.scoring``, unchanged. Stage two takes each
+Stage one is the strict score of ``txcheck.scoring.scorer``, unchanged. Stage two takes each
 proposal that is *valid* (no violation at any validation level that ran; scorer-only
 codes such as ``wrong_arguments`` do not stop it) and runs it in the sandbox under
 ``naive`` and under ``guarded``, over the fixed fault schedule of
@@ -36,8 +36,8 @@ from txcheck.models.canonical import canonical_json
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
 from txcheck.models.proposal_parser import parse_proposal
-from txcheck.score.cases import Case, CaseFile, LineError
-from txcheck.score.scoring import CaseResult, ScoreReport, score_file
+from txcheck.scoring.cases import Case, CaseFile, LineError
+from txcheck.scoring.scorer import CaseResult, ScoreReport, score_file
 from txcheck.traces.json_diff import json_diff
 
 __all__ = [

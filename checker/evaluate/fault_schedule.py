@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.explore.target import Target
+from txcheck.exploration.target import Target
 from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.errors import PolicyError
 from txcheck.models.proposal import Plan

@@ -1,6 +1,6 @@
 """Stage two of ``txcheck evaluate``: one proposal, one policy, every run of the fault schedule.
 
-Each run goes through ``txcheck.explore.session`` with every default invariant and
+Each run goes through ``txcheck.exploration.session`` with every default invariant and
 ``stop_at_first=False``, and is judged on four things:
 
 - its **outcome**: ``completed`` (every call answered, nothing undone), ``compensated``
@@ -33,14 +33,14 @@ from typing import Any
 import attrs
 
 from txcheck.evaluate.fault_schedule import FaultPoint, fault_schedule
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.target import Target
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Target
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal import Plan
-from txcheck.score.expectations import compensated_call
+from txcheck.scoring.expectations import compensated_call
 
 __all__ = [
     "RECOVERY_VETOES",

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from txcheck.explore.session import Execution
+from txcheck.exploration.session import Execution
 from txcheck.models.canonical import canonical_json
 from txcheck.models.world import World
 

@@ -1,7 +1,7 @@
 """The 14 named scenarios and 5 positive controls of BRIEF.md, as fixed data.
 
 A ``Scenario`` is a fixed plan (or two) plus a fixed script of deviations from the default
-schedule, written as ``txcheck.explore.schedule`` values so a reader sees "the charge's
+schedule, written as ``txcheck.exploration.schedule`` values so a reader sees "the charge's
 response is lost after commit" rather than "choice 17"; the trace of each run records the
 flat choices. Each scenario declares, before anything runs, what must be true of the final
 world. Under ``guarded`` all 14 must pass.
@@ -18,7 +18,7 @@ deviations to the exploration engines, which replay them first.
 
 from __future__ import annotations
 
-from txcheck.explore.schedule import Deviation
+from txcheck.exploration.schedule import Deviation
 from txcheck.models.errors import TxcheckError
 from txcheck.models.policies import BUILTIN_POLICIES, DESIGNATED
 from txcheck.models.proposal import Plan
@@ -342,7 +342,7 @@ def control(policy: str) -> Control:
 
 def scenario_seeds() -> list[tuple[tuple[Plan, ...], list[Deviation]]]:
     """Each scenario's plans and deviations, in definition order: regression seeds the
-    exploration engines replay first (``txcheck.explore.schedule`` turns the list into
+    exploration engines replay first (``txcheck.exploration.schedule`` turns the list into
     a chooser)."""
     return [(s.plans, list(s.deviations)) for s in SCENARIOS]
 

@@ -1,6 +1,6 @@
 """Run the named scenarios and controls through the one execution path, and judge them.
 
-Every run goes through ``txcheck.explore.session`` with a ``txcheck.explore.schedule``
+Every run goes through ``txcheck.exploration.session`` with a ``txcheck.exploration.schedule``
 chooser, all ``DEFAULT_INVARIANTS`` checked, and ``stop_at_first=False``: a control keeps
 running after its first violation so the final state shows the concrete damage (a second
 charge that really committed, not only the retry that would cause it). The state before
@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from txcheck.explore.schedule import Deviation, Deviations
-from txcheck.explore.session import Execution, Session
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import Execution, Session
+from txcheck.exploration.target import Target
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy

@@ -11,7 +11,7 @@ import re
 
 import attrs
 
-from txcheck.explore.schedule import Deviation
+from txcheck.exploration.schedule import Deviation
 from txcheck.models.errors import TxcheckError
 from txcheck.models.policies import DESIGNATED
 from txcheck.models.proposal import Plan

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from txcheck.explore.schedule import Deviation
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.target import Target
+from txcheck.exploration.schedule import Deviation
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Target
 from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pprint
 from collections.abc import Sequence
 
-from txcheck.explore.session import Execution
+from txcheck.exploration.session import Execution
 from txcheck.models.canonical import canonical_json
 from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract

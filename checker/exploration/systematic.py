@@ -25,7 +25,7 @@ no minimal length changes):
   of the same actor, is not branched on: it changes nothing, or lands where another
   branch does;
 - sleep sets: a deviation that commutes with the default step is not branched on again
-  one step later (``txcheck.explore.independence``).
+  one step later (``txcheck.exploration.independence``).
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ import time
 
 import attrs
 
-from txcheck.explore.independence import Moment
-from txcheck.explore.report import Counterexample, EngineReport, Tally
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import Execution, Session
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.independence import Moment
+from txcheck.exploration.report import Counterexample, EngineReport, Tally
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.session import Execution, Session
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import Action, Choice, FaultKind, fault_kind
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Step

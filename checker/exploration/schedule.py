@@ -48,7 +48,7 @@ class Deviation:
 
 
 class Deviations:
-    """A chooser for ``txcheck.explore.session``: the default, except where a deviation
+    """A chooser for ``txcheck.exploration.session``: the default, except where a deviation
     matches. ``unused`` lists the deviations that never found their point."""
 
     def __init__(self, deviations: Sequence[Deviation]) -> None:

@@ -1,7 +1,7 @@
 """The strict scorer: one result per case, plus a summary over every case.
 
 Per case the whole plan is validated (every level that can run, every call), then the
-proposed calls are aligned with the expected ones (``txcheck.score.matching``). A case passes only
+proposed calls are aligned with the expected ones (``txcheck.scoring.matching``). A case passes only
 when the plan is valid, the calls match exactly (typed values, no extras, no omissions, the
 order when ``ordered``) and no forbidden tool is called. Partial credit lives in named
 sub-metrics. The audited (legacy) score is computed next to it, for comparison.
@@ -24,13 +24,13 @@ from txcheck.models.proposal_parser import parse_proposal
 from txcheck.models.validation import validate
 from txcheck.models.verdict import LEVELS, Verdict, Violation
 from txcheck.models.world_rules import business_check_from_doc
-from txcheck.score.case_contracts import CaseContracts, ScoringContext
-from txcheck.score.cases import Case, CaseFile, LineError
-from txcheck.score.expectations import scorer_violations
-from txcheck.score.legacy import legacy_score
-from txcheck.score.matching import align
-from txcheck.score.patterns import normalizer
-from txcheck.score.patterns import to_json as pattern_json
+from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
+from txcheck.scoring.cases import Case, CaseFile, LineError
+from txcheck.scoring.expectations import scorer_violations
+from txcheck.scoring.legacy import legacy_score
+from txcheck.scoring.matching import align
+from txcheck.scoring.patterns import normalizer
+from txcheck.scoring.patterns import to_json as pattern_json
 
 __all__ = [
     "CaseResult",

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from txcheck.explore.session import Execution, Session
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.session import Execution, Session
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import FaultKind
 from txcheck.models.proposal import Plan
 

@@ -7,7 +7,7 @@ wrong. The second is an assignment problem: calls are paired only with calls of 
 tool, and the pairing maximises the total argument similarity (an optimal matching from
 networkx, never a greedy one), breaking ties towards the listed order.
 
-Expected values may hold ``$any`` and ``$optional`` markers (``txcheck.score.patterns``), and
+Expected values may hold ``$any`` and ``$optional`` markers (``txcheck.scoring.patterns``), and
 a case may declare a string normalisation; both are passed down as ``norm``.
 """
 
@@ -22,8 +22,8 @@ from typing import Any, Literal
 import attrs
 
 from txcheck.models.json_path import PathPart, describe, format_path
-from txcheck.score.patterns import AnyOf, Normalizer, OptionalMember, describe_expected, matches
-from txcheck.score.patterns import to_json as pattern_json
+from txcheck.scoring.patterns import AnyOf, Normalizer, OptionalMember, describe_expected, matches
+from txcheck.scoring.patterns import to_json as pattern_json
 
 __all__ = [
     "Alignment",

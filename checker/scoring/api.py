@@ -6,8 +6,8 @@ from pathlib import Path
 
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import load_contract
-from txcheck.score.cases import read_cases
-from txcheck.score.scoring import ScoreReport, score_file
+from txcheck.scoring.cases import read_cases
+from txcheck.scoring.scorer import ScoreReport, score_file
 
 __all__ = ["score"]
 

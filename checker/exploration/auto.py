@@ -12,14 +12,14 @@ from collections.abc import Callable
 
 import attrs
 
-from txcheck.explore.hypothesis_engine import HypothesisEngine
-from txcheck.explore.random_walk import RandomEngine
-from txcheck.explore.report import Counterexample, Engine, EngineReport, Tally
-from txcheck.explore.schedule import Deviations
-from txcheck.explore.session import Session
-from txcheck.explore.shrink import search_below
-from txcheck.explore.systematic import SystematicEngine
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.random_walk import RandomEngine
+from txcheck.exploration.report import Counterexample, Engine, EngineReport, Tally
+from txcheck.exploration.schedule import Deviations
+from txcheck.exploration.session import Session
+from txcheck.exploration.shrink import search_below
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.errors import InputError
 from txcheck.scenarios.catalog import scenario_seeds
 

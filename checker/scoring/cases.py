@@ -2,7 +2,7 @@
 
 A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?, "normalize"?},
 "world"?, "tools"?, "meta"?}`` (docs/scoring.md). Expected arguments may hold ``$any`` and
-``$optional`` markers (``txcheck.score.patterns``). ``tools`` is the case's own contract
+``$optional`` markers (``txcheck.scoring.patterns``). ``tools`` is the case's own contract
 (any contract form); ``meta`` is free-form data about the case, carried along and never
 interpreted. Cases are read one line at a time (``iter_cases``), so a file of any length
 is scored in bounded memory. A line that is not a valid case becomes a ``LineError`` and
@@ -26,8 +26,8 @@ import attrs
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.strict_json import StrictJsonError, loads_strict
-from txcheck.score.patterns import NORMALIZATIONS, has_markers, parse_expected, representative
-from txcheck.score.reading import LineError, iter_lines
+from txcheck.scoring.patterns import NORMALIZATIONS, has_markers, parse_expected, representative
+from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = [
     "Case",
@@ -48,7 +48,7 @@ _CALL_KEYS = ("name", "arguments")
 @attrs.frozen(kw_only=True)
 class ExpectedCall:
     """One call the case expects: a tool name and its arguments, which may hold ``$any``
-    and ``$optional`` markers (``txcheck.score.patterns``)."""
+    and ``$optional`` markers (``txcheck.scoring.patterns``)."""
 
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)

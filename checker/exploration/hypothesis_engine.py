@@ -22,17 +22,17 @@ from hypothesis.errors import Flaky
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
-from txcheck.explore.machine import (
+from txcheck.exploration.machine import (
     BudgetExpired,
     InvariantViolation,
     Recorder,
     ShrinkBudgetSpent,
     machine_class,
 )
-from txcheck.explore.report import Counterexample, EngineReport, Tally
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.shrink import fewer_deviations
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.report import Counterexample, EngineReport, Tally
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.shrink import fewer_deviations
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.errors import PolicyError, TxcheckError
 
 __all__ = ["PHASES", "HypothesisEngine", "confirm", "example_database"]
@@ -69,7 +69,7 @@ def confirm(target: Target, found: Execution) -> Execution:
 
 
 class HypothesisEngine:
-    """Rule-based state machine exploration with shrinking (``txcheck.explore.machine``)."""
+    """Rule-based state machine exploration with shrinking (``txcheck.exploration.machine``)."""
 
     name = "hypothesis"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.explore.target import Target
+from txcheck.exploration.target import Target
 from txcheck.invariants import Invariant, Kind
 from txcheck.models.choices import Choice, Part, fault_kind
 from txcheck.models.errors import PolicyError
@@ -295,8 +295,9 @@ class Session:
         view = None
         failures = []
         for check in checks:
-            if not changed & check.reads_mask:
-                continue  # nothing it reads changed since it last held
+            mask = check.reads_mask
+            if mask != _EVERYTHING and not changed & mask:
+                continue  # nothing it declares it reads changed since it last held
             if view is None:
                 view = run.view()
             self.evaluations += 1

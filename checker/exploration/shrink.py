@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from txcheck.explore.report import EngineReport
-from txcheck.explore.session import Execution, execute
-from txcheck.explore.systematic import SystematicEngine
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.report import EngineReport
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import Choice
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run

@@ -30,7 +30,7 @@ __all__ = ["NEAR_VALID", "near_valid_plans", "representative_plans"]
 
 NEAR_VALID: tuple[str, ...] = ("wrong_type", "missing_key", "swap_steps", "drop_step")
 """The one-mistake variants ``near_valid_plans`` makes of each representative plan, in
-order (names as in ``txcheck.explore.mutations``)."""
+order (names as in ``txcheck.exploration.mutations``)."""
 
 
 def representative_plans(contract: Contract, fixture: WorldFixture) -> list[tuple[Plan, ...]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from txcheck.explore.plan_space import Draft, DraftCall, Order, PlanSpace
+from txcheck.exploration.plan_space import Draft, DraftCall, Order, PlanSpace
 
 __all__ = ["MUTATIONS", "mutate"]
 

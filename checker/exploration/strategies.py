@@ -7,7 +7,7 @@ catalog, one distinct idempotency key per call). So a failure found on them is a
 orchestration failure, not a bad plan. Free argument values come from the tool's JSON
 Schema through hypothesis-jsonschema (``from_schema``) and are re-validated under Draft
 2020-12 (see docs/decisions/001-hypothesis-jsonschema.md). Near-valid plans are one
-mutation away (``txcheck.explore.mutations``); submissions put one or two plans in a run (the
+mutation away (``txcheck.exploration.mutations``); submissions put one or two plans in a run (the
 same plan twice, or two plans on one order).
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from txcheck.explore.mutations import mutate
-from txcheck.explore.plan_space import Draft, DraftCall, Order, PlanSpace
+from txcheck.exploration.mutations import mutate
+from txcheck.exploration.plan_space import Draft, DraftCall, Order, PlanSpace
 from txcheck.models.contract import Tool
 from txcheck.models.proposal import Plan
 

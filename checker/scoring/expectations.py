@@ -1,7 +1,7 @@
 """Scorer-level violations: how a plan departs from a case's ``expect``, and the vetoes.
 
-Given the alignment of proposed and expected calls (``txcheck.score.matching``), each proposed call
-is either paired (then its arguments and, in ordered cases, its position are checked) or
+Given the alignment of proposed and expected calls (``matching``), each proposed call is
+either paired (then its arguments and, in ordered cases, its position are checked) or
 extra. An extra call to a forbidden tool is ``forbidden_tool``; any other extra call is
 ``unexpected_call``. Both fail the case; a veto marks the ones that are forbidden side
 effects: every forbidden tool, and an extra ``write``/``irreversible`` call unless it is an
@@ -16,8 +16,8 @@ from typing import Any
 from txcheck.models.contract import ArgRef, Contract
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.verdict import Violation
-from txcheck.score.cases import Expectation
-from txcheck.score.matching import Alignment, typed_equal
+from txcheck.scoring.cases import Expectation
+from txcheck.scoring.matching import Alignment, typed_equal
 
 __all__ = ["VETO_CODES", "compensated_call", "repeated_call", "scorer_violations"]
 

@@ -8,7 +8,7 @@ random subset of the deviation kinds (crash, clock jump, each tool fault, duplic
 ACK, reordering), so a fault that masks another is often switched off. All randomness
 comes from ``random.Random(seed)``; the same seed gives the same walks.
 
-A failing walk is minimised (``txcheck.explore.shrink``): delta debugging drops
+A failing walk is minimised (``txcheck.exploration.shrink``): delta debugging drops
 deviations while the run still fails the same way, then the systematic engine searches
 below the remaining deviation count, within the time left, for a shorter one.
 """
@@ -19,11 +19,11 @@ import random
 import time
 from collections.abc import Sequence
 
-from txcheck.explore.report import Counterexample, EngineReport, Tally
-from txcheck.explore.representative import representative_plans
-from txcheck.explore.session import Execution, Session
-from txcheck.explore.shrink import delta_debug, search_below
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.report import Counterexample, EngineReport, Tally
+from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.session import Execution, Session
+from txcheck.exploration.shrink import delta_debug, search_below
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import Choice, FaultKind, fault_kind
 from txcheck.models.runner import Run
 

@@ -13,7 +13,7 @@ Why one rule and not a ``default`` rule beside a ``fault`` rule: Hypothesis runs
 swarm testing over rules and switches a rule off for a whole example about half the
 time, so a separate fault rule left half the examples without any fault. Inside one rule
 txcheck decides (even odds, shrinking towards "no fault"), and the fault kinds get their
-swarm from ``txcheck.explore.faults.swarms`` instead.
+swarm from ``txcheck.exploration.faults.swarms`` instead.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from txcheck.explore.faults import deviations_by_kind, draw_deviation, draw_kind, swarms
-from txcheck.explore.report import Tally
-from txcheck.explore.session import Execution, Session
-from txcheck.explore.strategies import PlanSpace, submissions
-from txcheck.explore.target import Deadline, Target
+from txcheck.exploration.faults import deviations_by_kind, draw_deviation, draw_kind, swarms
+from txcheck.exploration.report import Tally
+from txcheck.exploration.session import Execution, Session
+from txcheck.exploration.strategies import PlanSpace, submissions
+from txcheck.exploration.target import Deadline, Target
 from txcheck.models.canonical import stable_hash
 from txcheck.models.choices import Choice, FaultKind
 from txcheck.models.proposal import Plan, plan_to_json
@@ -168,7 +168,7 @@ def machine_class(
         plan_strategy = submissions(PlanSpace(target.contract, target.fixture))
 
     class TxcheckMachine(RuleBasedStateMachine):
-        """Explores one policy: see ``txcheck.explore.machine``."""
+        """Explores one policy: see ``txcheck.exploration.machine``."""
 
         def __init__(self) -> None:
             super().__init__()

@@ -1,1 +1,0 @@
-"""txcheck.explore."""
