@@ -1,7 +1,7 @@
 """The contract: tools (JSON Schema plus txcheck metadata) and workflows.
 
-Loading and checking a contract file lives in ``txcheck.models.contract_loader``; this module holds
-only the values.
+Loading and checking a contract file lives in ``models.contract_loader``; this module holds
+only the values. docs/contract.md describes the file format.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ __all__ = [
 Effect = Literal["read", "write", "irreversible"]
 EFFECTS: tuple[Effect, ...] = ("read", "write", "irreversible")
 
+DeclaredBy = Literal["x-txcheck", "mcp", "default"]
+"""Where a tool's effect comes from: its ``x-txcheck`` object, MCP annotations, or neither
+(then it is a write with unknown idempotency: fail closed)."""
+
 
 @attrs.frozen(kw_only=True)
 class ArgRef:
@@ -45,11 +49,14 @@ class Compensation:
 
     ``arguments`` maps each argument to a literal, an ``ArgRef`` or a ``ReceiptRef``. When it
     is ``None`` (the plain string form), the compensation receives the original call's
-    arguments that its own schema defines.
+    arguments that its own schema defines, by name. Either way its idempotency key is
+    derived from the original call's key, never copied. ``unmapped`` lists the required
+    arguments nothing fills: the compensation cannot run until the contract gives them.
     """
 
     tool: str
     arguments: Mapping[str, Any] | None = None
+    unmapped: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -60,10 +67,17 @@ class Tool:
     description: str = ""
     parameters: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
     strict: bool = False
-    vendor: Literal["openai", "anthropic"] = "openai"
+    vendor: Literal["openai", "anthropic", "mcp"] = "openai"
     effect: Effect = "read"
-    resource: str | None = None
+    declared_by: DeclaredBy = "x-txcheck"
+    resources: tuple[str, ...] = ()
+    """The arguments naming what the call acts on (an order, a user and a reservation)."""
     idempotency_key: str | None = None
+    idempotent: bool = False
+    """Repeating the call with the same arguments has no further effect (MCP's
+    ``idempotentHint``): a repeat is not a second side effect."""
+    repeatable: bool = False
+    """Identical repeated calls are intended (a device reboot), not a duplicated effect."""
     compensated_by: Compensation | None = None
     # Further x-txcheck switches (permission, confirmation, ...); off unless set.
     extra: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
@@ -71,6 +85,16 @@ class Tool:
     @property
     def has_side_effect(self) -> bool:
         return self.effect != "read"
+
+    @property
+    def resource(self) -> str | None:
+        """The first resource argument (the one traces and reports name), or None."""
+        return self.resources[0] if self.resources else None
+
+    @property
+    def annotated(self) -> bool:
+        """Whether the contract says what the tool does (x-txcheck or MCP annotations)."""
+        return self.declared_by != "default"
 
     def intent_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments that say what the operation does: all but a pure idempotency key.
@@ -94,12 +118,15 @@ class Workflow:
 
 @attrs.frozen(kw_only=True)
 class Contract:
-    """A set of tools plus workflows. ``source`` names where it came from, for messages."""
+    """A set of tools plus workflows. ``source`` names where it came from, for messages;
+    ``warnings`` are the loader's (one line each: a tool treated as a write because nothing
+    says what it does, a compensation that cannot fill a required argument, ...)."""
 
     tools: Mapping[str, Tool] = attrs.field(eq=False)
     workflows: tuple[Workflow, ...] = ()
     source: str = "<contract>"
     document: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    warnings: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)

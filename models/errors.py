@@ -5,10 +5,14 @@ from __future__ import annotations
 __all__ = [
     "ContractError",
     "InputError",
+    "InvariantError",
     "PolicyError",
     "ProposalFormatError",
+    "ServiceError",
     "TxcheckError",
+    "UserCodeError",
     "WorldFixtureError",
+    "user_code_error",
 ]
 
 
@@ -67,5 +71,35 @@ class WorldFixtureError(InputError):
     """The world fixture file is malformed."""
 
 
-class PolicyError(TxcheckError, RuntimeError):
-    """A user policy could not be loaded, raised, or ran without yielding."""
+class UserCodeError(TxcheckError, RuntimeError):
+    """A user's code (a policy, a service, an invariant) could not be loaded, raised, or
+    broke its protocol: not a counterexample, a mistake to fix (the CLI exits 2)."""
+
+    kind = "user code"
+
+
+class PolicyError(UserCodeError):
+    """A user policy could not be loaded, raised, broke the request protocol, or ran
+    without yielding."""
+
+    kind = "policy"
+
+
+class ServiceError(UserCodeError):
+    """A service's handler raised, or a user's service set could not be loaded."""
+
+    kind = "service"
+
+
+class InvariantError(UserCodeError):
+    """A user's invariant raised, or could not be loaded."""
+
+    kind = "invariant"
+
+
+def user_code_error(kind: str, message: str) -> UserCodeError:
+    """The ``UserCodeError`` subclass for ``kind`` (``policy``, ``service``, ``invariant``)."""
+    for cls in (PolicyError, ServiceError, InvariantError):
+        if cls.kind == kind:
+            return cls(message)
+    return UserCodeError(message)

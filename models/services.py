@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from txcheck.models.errors import ServiceError
+
 __all__ = ["Committed", "Handler", "Rejected", "ServiceSet", "merge_service_sets"]
 
 
@@ -50,12 +52,17 @@ class ServiceSet:
 
 
 def merge_service_sets(sets: tuple[ServiceSet, ...]) -> dict[str, tuple[str, Handler]]:
-    """Tool name -> (service name, handler); a tool served twice is a mistake."""
+    """Tool name -> (service name, handler); a tool served twice, or two sets with one name,
+    is a mistake (``ServiceError``)."""
     table: dict[str, tuple[str, Handler]] = {}
+    names: set[str] = set()
     for service in sets:
+        if service.name in names:
+            raise ServiceError(f"two service sets are named {service.name!r}")
+        names.add(service.name)
         for tool, handler in service.handlers.items():
             if tool in table:
-                raise ValueError(
+                raise ServiceError(
                     f"tool {tool!r} is served by both {table[tool][0]!r} and {service.name!r}"
                 )
             table[tool] = (service.name, handler)

@@ -22,10 +22,12 @@ from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import READ_OUTCOMES, TOOL_OUTCOMES, Outcome, Part
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.digest import chain, digest, plain_json, serial
+from txcheck.models.errors import ServiceError
 from txcheck.models.fixture import WorldFixture
+from txcheck.models.generic import generic_services
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
-from txcheck.models.services import Committed, Handler, ServiceSet, merge_service_sets
+from txcheck.models.services import Committed, Handler, Rejected, ServiceSet, merge_service_sets
 
 __all__ = ["PendingCall", "World", "intent_body", "plain_json"]
 
@@ -166,14 +168,24 @@ class World:
     ) -> None:
         self.contract = contract
         self.fixture = fixture
-        self.services = services
         self.outbox_mode = outbox
         self.tenant = fixture.tenant
         self.clock = 0
-        self.state: dict[str, dict[str, Any]] = {
-            s.name: s.initial_state(fixture.document) for s in services
-        }
         self._table: dict[str, tuple[str, Handler]] = merge_service_sets(services)
+        generic = generic_services(contract, {t for t in self._table if contract.tool(t)})
+        if generic is not None:
+            services = (*services, generic)
+            self._table = merge_service_sets(services)
+        self.services = services
+        self.state: dict[str, dict[str, Any]] = {}
+        for service in services:
+            try:
+                self.state[service.name] = service.initial_state(fixture.document)
+            except Exception as error:
+                raise ServiceError(
+                    f"service {service.name!r} raised building its state from the world "
+                    f"fixture: {type(error).__name__}: {error}"
+                ) from error
         self.store = IdempotencyStore(ttl=ttl, check_request_hash=check_request_hash)
         self.operations: list[dict[str, Any]] = []
         self.outbox: list[dict[str, Any]] = []
@@ -310,7 +322,18 @@ class World:
     def _execute(self, pending: PendingCall) -> ToolResult:
         service, handler = self._table[pending.tool.name]
         self._touch(Part.SERVICES)  # a handler mutates its state only when it commits
-        outcome = handler(self.state[service], normalize(dict(pending.invoke.arguments)))
+        try:
+            outcome = handler(self.state[service], normalize(dict(pending.invoke.arguments)))
+        except Exception as error:
+            raise ServiceError(
+                f"service {service!r} raised handling {pending.tool.name} "
+                f"({pending.invoke.call_id}): {type(error).__name__}: {error}"
+            ) from error
+        if not isinstance(outcome, (Committed, Rejected)):
+            raise ServiceError(
+                f"service {service!r} handled {pending.tool.name} and returned "
+                f"{type(outcome).__name__}, not Committed or Rejected"
+            )
         if not isinstance(outcome, Committed):
             result = ToolResult(status="rejected", code=outcome.code, message=outcome.message)
             self._store_rejection(pending, result)

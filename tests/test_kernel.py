@@ -89,13 +89,14 @@ def test_a_custom_world_reaches_every_engine_which_confirms_and_shrinks_under_it
     assert len(cards) == 2
 
 
-def test_without_the_users_service_the_gift_card_tools_have_no_behaviour() -> None:
-    """The control: the same target without the user's service sends no gift card."""
+def test_without_the_users_service_the_gift_card_tools_get_generic_behaviour() -> None:
+    """The control: without the user's service, the annotated gift-card tools are served
+    by the generic services, which know no gift-card state."""
     target = attrs.evolve(_user_world_target(), services=(CHECKOUT,), invariants=())
     execution = Session(target, (GIFT.PLAN,)).finish()
-    assert "gift_cards" not in execution.run.world.state
-    rejected = [s for s in execution.steps if s.observed.get("code") == "unknown_tool"]
-    assert rejected
+    state = execution.run.world.state
+    assert "gift_cards" not in state
+    assert [e["tool"] for e in state["generic"]["effects"].values()] == ["send_gift_card"]
 
 
 # -- one loop checks invariants -------------------------------------------------------------

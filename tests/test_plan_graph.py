@@ -229,8 +229,8 @@ def test_steps_on_another_resource_do_not_complete_a_workflow() -> None:
 def test_reads_alone_start_no_workflow() -> None:
     contract = Contract(
         tools={
-            "look": Tool(name="look", effect="read", resource="id"),
-            "act": Tool(name="act", effect="write", resource="id"),
+            "look": Tool(name="look", effect="read", resources=("id",)),
+            "act": Tool(name="act", effect="write", resources=("id",)),
         },
         workflows=(Workflow(name="w", steps=("look", "act")),),
     )
@@ -244,7 +244,7 @@ def test_reads_alone_start_no_workflow() -> None:
 
 def test_a_step_shared_by_two_workflows_needs_only_one_complete() -> None:
     contract = Contract(
-        tools={n: Tool(name=n, effect="write", resource="id") for n in ("a", "b", "c")},
+        tools={n: Tool(name=n, effect="write", resources=("id",)) for n in ("a", "b", "c")},
         workflows=(
             Workflow(name="long", steps=("a", "b", "c")),
             Workflow(name="short", steps=("a", "c")),

@@ -70,6 +70,7 @@ def _contract_without_workflows() -> Contract:
         "name": "read_points",
         "description": "Read points.",
         "input_schema": {"type": "object", "properties": {}},
+        "x-txcheck": {"effect": "read"},
     }
     return parse_contract({"tools": [tool, reader], "workflows": []})
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from txcheck.models.errors import InputError, PolicyError
+from txcheck.models.errors import InputError, UserCodeError
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -123,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"txcheck {args.command}: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except PolicyError as error:
-        print(f"txcheck {args.command}: policy error: {error}", file=sys.stderr)
+    except UserCodeError as error:
+        print(f"txcheck {args.command}: {error.kind} error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return code
 

@@ -25,7 +25,7 @@ from txcheck.exploration.report import Counterexample
 from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.errors import InputError, PolicyError
+from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.fixture import WorldFixture, default_fixture, load_world
 from txcheck.models.proposal_parser import load_proposal
 from txcheck.traces.document import trace_of, write_trace
@@ -213,5 +213,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(ExploreSummary(policy=loaded.spec, result=result))
     if found is not None and found.execution.error and not found.execution.failures:
         sys.stdout.flush()
-        raise PolicyError(f"{found.execution.error} (trace up to that point: {args.trace_out})")
+        raise user_code_error(
+            found.execution.error_kind,
+            f"{found.execution.error} (trace up to that point: {args.trace_out})",
+        )
     return EXIT_OK if found is None else EXIT_FOUND

@@ -26,7 +26,7 @@ from txcheck.exploration.schedule import Deviations
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
 from txcheck.models.canonical import canonical_json
-from txcheck.models.errors import PolicyError
+from txcheck.models.errors import user_code_error
 from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.traces.document import Trace, load_trace, target_of, translate_deviations
 
@@ -196,5 +196,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         report_console().print(report)
     if execution.error is not None:
-        raise PolicyError(execution.error)
+        raise user_code_error(execution.error_kind, execution.error)
     return EXIT_FOUND if execution.failures else EXIT_OK

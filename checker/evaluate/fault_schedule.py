@@ -26,7 +26,7 @@ import attrs
 
 from txcheck.exploration.target import Target
 from txcheck.models.choices import Action, Choice, FaultKind, Outcome
-from txcheck.models.errors import PolicyError
+from txcheck.models.errors import UserCodeError
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run
 
@@ -157,6 +157,6 @@ def fault_schedule(target: Target, plans: Sequence[Plan]) -> Schedule:
                 )
             default.append(first)
             run.apply(first)
-    except PolicyError:
+    except UserCodeError:
         pass
     return Schedule(default=tuple(default), points=tuple(points))

@@ -21,7 +21,7 @@ import attrs
 from txcheck.exploration.target import Target
 from txcheck.invariants import Invariant, Kind
 from txcheck.models.choices import Choice, Part, fault_kind
-from txcheck.models.errors import PolicyError
+from txcheck.models.errors import UserCodeError
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run, Step, StepLimitExceeded
 
@@ -89,6 +89,7 @@ class Execution:
     divergence: Divergence | None = None
     quiesced: bool = False
     error: str | None = None
+    error_kind: str = ""
 
     @property
     def steps(self) -> list[Step]:
@@ -141,6 +142,8 @@ class Session:
         self.failures: list[Failure] = []
         self.divergence: Divergence | None = None
         self.error: str | None = None
+        self.error_kind = ""
+        """What raised: ``policy``, ``service`` or ``invariant`` (user code, exit 2)."""
         self.quiesced = False
         self.safety_checks = 0
         """States at which every safety invariant was checked (evaluated, or skipped
@@ -181,6 +184,7 @@ class Session:
             divergence=self.divergence,
             quiesced=self.quiesced,
             error=self.error,
+            error_kind=self.error_kind,
         )
 
     # -- stepping --------------------------------------------------------------------------
@@ -192,8 +196,9 @@ class Session:
         kind = fault_kind(choice, options)
         try:
             step = self.run.apply(choice, deviation=kind is not None, kind=kind)
-        except PolicyError as error:
+        except UserCodeError as error:
             self.error = str(error)
+            self.error_kind = error.kind
             return None
         if check:
             self.check(step.index)
@@ -293,7 +298,7 @@ class Session:
     ) -> list[Failure]:
         run = self.run
         view = None
-        failures = []
+        failures: list[Failure] = []
         for check in checks:
             mask = check.reads_mask
             if mask != _EVERYTHING and not changed & mask:
@@ -301,7 +306,15 @@ class Session:
             if view is None:
                 view = run.view()
             self.evaluations += 1
-            messages = tuple(check(view))
+            try:
+                messages = tuple(check(view))
+            except Exception as error:
+                where = f"after step {step}" if step is not None else "at quiescence"
+                self.error = (
+                    f"invariant {check.name!r} raised {type(error).__name__}: {error} ({where})"
+                )
+                self.error_kind = "invariant"
+                return failures
             if messages:
                 failures.append(
                     Failure(name=check.name, kind=check.kind, step=step, messages=messages)
