@@ -9,6 +9,7 @@ from txcheck.invariants.checkout import (
     no_orphan_reservation,
     stock_and_money_conserved,
 )
+from txcheck.invariants.effects import fault_free_completion, no_double_effect, no_orphaned_effect
 from txcheck.invariants.orchestration import (
     acceptable_outcome,
     compensation_reverse_order,
@@ -44,11 +45,14 @@ DEFAULT_INVARIANTS: tuple[Invariant, ...] = (
     retries_reuse_key,
     retry_budget,
     compensation_reverse_order,
+    no_double_effect,
     consumer_effect_exactly_once,
     no_leftover_reservation,
     journal_terminal,
     no_manual_without_fault,
     acceptable_outcome,
+    no_orphaned_effect,
+    fault_free_completion,
 )
 """Every built-in invariant: safety (``always``) first, then liveness (``eventually``)."""
 

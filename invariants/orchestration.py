@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from txcheck.invariants.base import always, eventually
-from txcheck.models.canonical import canonical_json
+from txcheck.invariants.views import last_phase_entry, plan_groups, progress_of, refused_by_world
 from txcheck.models.choices import Part
 from txcheck.models.contract import Contract
 from txcheck.models.policies.journal import TERMINAL_PHASES
-from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.proposal import Plan
 from txcheck.models.runner import RunView
-from txcheck.models.validation import validate
 from txcheck.models.world import World
-from txcheck.models.world_rules import WorldBusinessCheck
 
 __all__ = [
     "acceptable_outcome",
@@ -168,15 +165,8 @@ def no_manual_without_fault(view: RunView) -> Iterator[str]:
         return
     for instance, plan in zip(view.instances, view.plans, strict=True):
         phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
-        if phases and phases[-1] == "MANUAL" and not _refused_by_world(view, plan):
+        if phases and phases[-1] == "MANUAL" and not refused_by_world(view, plan):
             yield f"{instance} ended in MANUAL although no fault was injected"
-
-
-def _refused_by_world(view: RunView, plan: Plan) -> bool:
-    """Whether the plan breaks a business rule of the run's initial world."""
-    check = WorldBusinessCheck(fixture=view.world.fixture, services=view.world.services)
-    verdict = validate(view.contract, plan, business=check)
-    return any(v.level == "business" for v in verdict.violations)
 
 
 @eventually
@@ -187,8 +177,8 @@ def acceptable_outcome(view: RunView) -> Iterator[str]:
     adopted (a replayed or looked-up result they journaled); another plan's identical
     operation on the same order is not this plan's."""
     world = view.world
-    for plan, owners in _plan_groups(view):
-        manual = [_last_phase_entry(world, o) for o in owners]
+    for plan, owners in plan_groups(view):
+        manual = [last_phase_entry(world, o) for o in owners]
         if any(e is not None and e.get("phase") == "MANUAL" for e in manual):
             for owner, entry in zip(owners, manual, strict=True):
                 if (
@@ -203,56 +193,16 @@ def acceptable_outcome(view: RunView) -> Iterator[str]:
             yield f"plan of {', '.join(owners)}: {problem}"
 
 
-def _plan_groups(view: RunView) -> list[tuple[Plan, list[str]]]:
-    """Instances grouped by plan content: a plan submitted twice is one plan."""
-    groups: dict[str, tuple[Plan, list[str]]] = {}
-    for instance, plan in zip(view.instances, view.plans, strict=True):
-        key = canonical_json(plan_to_json(plan))
-        groups.setdefault(key, (plan, []))[1].append(instance)
-    return list(groups.values())
-
-
 def _outcome_problem(view: RunView, plan: Plan, owners: list[str]) -> str | None:
-    world = view.world
-    intent_of_call: dict[str, str] = {}
-    writes: dict[str, str] = {}  # intent -> the first call with it (repeats run once)
-    for call in plan.calls:
-        tool = view.contract.tool(call.name)
-        if tool is not None and tool.has_side_effect and call.arguments is not None:
-            intent = world.intent_of(tool, call.arguments)
-            intent_of_call[call.id] = intent
-            writes.setdefault(intent, call.id)
-    mine = set(owners)
-    commits: dict[str, int] = {}
-    undone: set[str] = set()
-    for op in world.operations:
-        if op["owner"] not in mine:
-            continue
-        if op["compensates"] is None:
-            if op["intent"] in writes and op["call_id"] in intent_of_call:
-                commits[op["intent"]] = commits.get(op["intent"], 0) + 1
-        elif op["compensates"] in intent_of_call:
-            undone.add(intent_of_call[op["compensates"]])
-    # A journaled result counts only when its receipt is a real committed operation's: a
-    # policy that writes "done" for a call that never committed does not get credit.
-    receipts = {canonical_json(op["receipt"]) for op in world.operations}
-    adopted: set[str] = set()
-    for owner in owners:
-        for entry in world.journals.get(owner, []):
-            journaled = intent_of_call.get(str(entry.get("call")))
-            if journaled is None or canonical_json(entry.get("receipt")) not in receipts:
-                continue
-            if entry.get("event") == "done":
-                adopted.add(journaled)
-            elif entry.get("event") == "compensated":
-                undone.add(journaled)
-    twice = [writes[i] for i, n in commits.items() if n > 1]
+    progress = progress_of(view, plan, owners)
+    writes = progress.writes
+    twice = [writes[i] for i, n in progress.commits.items() if n > 1]
     if twice:
         return f"{', '.join(sorted(twice))} committed more than once"
-    committed = [i for i in writes if commits.get(i) or i in adopted]
-    if len(committed) == len(writes) and not undone:
+    committed = [i for i in writes if progress.committed(i)]
+    if len(committed) == len(writes) and not progress.undone:
         return None  # completed
-    kept = [writes[i] for i in committed if i not in undone]
+    kept = [writes[i] for i in committed if i not in progress.undone]
     if not kept:
         return None  # cleanly rolled back, or nothing ever committed
     missing = [writes[i] for i in writes if i not in committed]
@@ -281,13 +231,6 @@ def _plan_resources(view: RunView, plan: Plan) -> frozenset[str]:
         _RESOURCES.clear()
     _RESOURCES[key] = (view.contract, plan, frozenset(resources))
     return _RESOURCES[key][2]
-
-
-def _last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:
-    for entry in reversed(world.journals.get(instance, [])):
-        if "phase" in entry:
-            return dict(entry)
-    return None
 
 
 def _op_of_event(world: World, event_id: str) -> str:

@@ -204,6 +204,7 @@ def test_invalid_proposal_is_skipped_with_its_reason(example: dict[str, Any]) ->
     assert runs["naive"]["state_consistency"]["invariant_failures"] == [
         "acceptable_outcome",
         "no_leftover_reservation",
+        "no_orphaned_effect",
     ]
     assert runs["guarded"]["state_consistency"]["outcome"] == "compensated"
     assert runs["guarded"]["fault_recovery"]["failed_runs"] == 0

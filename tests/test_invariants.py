@@ -179,9 +179,26 @@ def confirm_never_committed(run: Run) -> None:
     ops.pop()
 
 
+def compensation_undone_never(run: Run) -> None:
+    """The order's cancellation (the undo of call_1) never happened."""
+    ops = run.world.operations
+    run.world.operations = [op for op in ops if op["compensates"] != "call_1"]
+    entries = run.world.journals["orchestrator-1"]
+    entries[:] = [
+        e for e in entries if not (e.get("call") == "call_1" and e.get("event") == "compensated")
+    ]
+
+
 def charge_committed_twice(run: Run) -> None:
     charge = next(op for op in run.world.operations if op["tool"] == "charge_payment")
     _operation(run, **{k: v for k, v in charge.items() if k != "op"})
+
+
+def charge_charged_again(run: Run) -> None:
+    """The charge's operation committed a second time, with a second charge id."""
+    charge = next(op for op in run.world.operations if op["tool"] == "charge_payment")
+    again = {k: v for k, v in charge.items() if k != "op"}
+    _operation(run, **{**again, "receipt": {**charge["receipt"], "charge_id": "ch_2"}})
 
 
 @attrs.frozen(kw_only=True)
@@ -344,6 +361,41 @@ CASES = (
         breaks=manual_without_records,
         expect=("orchestrator-1 handed over to MANUAL without listing diverging records",),
     ),
+    Case(
+        invariant="no_double_effect",
+        kind="always",
+        good=completed,
+        breaks=charge_charged_again,
+        expect=("charge_payment on 'ord_1' committed 2 times for one operation (op 3, op 5)",),
+    ),
+    Case(
+        invariant="no_orphaned_effect",
+        kind="eventually",
+        good=completed,
+        breaks=confirm_never_committed,
+        expect=(
+            "create_order (call_1) of orchestrator-1 committed and was neither completed by "
+            "its workflow nor undone",
+            "charge_payment (call_3) of orchestrator-1 committed",
+        ),
+    ),
+    Case(
+        invariant="no_orphaned_effect",
+        kind="eventually",
+        good=rolled_back,
+        breaks=compensation_undone_never,
+        expect=("create_order (call_1) of orchestrator-1 committed and was neither",),
+    ),
+    Case(
+        invariant="fault_free_completion",
+        kind="eventually",
+        good=completed,
+        breaks=confirm_never_committed,
+        expect=(
+            "plan of orchestrator-1 is valid and no fault was injected, but it did not "
+            "complete: call_4 never committed",
+        ),
+    ),
 )
 
 
@@ -450,3 +502,26 @@ def completed_doc(view: RunView) -> Iterator[str]:
 def test_by_name_lists_known_names_when_unknown() -> None:
     with pytest.raises(KeyError, match=r"no invariant named 'nope'.*no_double_charge"):
         by_name("nope")
+
+
+def test_a_repeat_answered_with_the_same_result_is_not_a_double_effect() -> None:
+    run = completed()
+    charge = next(op for op in run.world.operations if op["tool"] == "charge_payment")
+    _operation(run, **{k: v for k, v in charge.items() if k != "op"})  # the same receipt
+    assert by_name("no_double_effect")(run.view()) == []
+
+
+def test_manual_listing_a_record_excuses_it_from_being_orphaned() -> None:
+    run = completed()
+    confirm_never_committed(run)
+    run.world.journals["orchestrator-1"].append(
+        {"phase": "MANUAL", "diverging": ["call_1: x", "call_2: x", "call_3: x"]}
+    )
+    assert by_name("no_orphaned_effect")(run.view()) == []
+
+
+def test_an_injected_fault_excuses_an_incomplete_plan_from_fault_free_completion() -> None:
+    run = completed()
+    confirm_never_committed(run)
+    run.history.record_fault("timeout_before_commit")
+    assert by_name("fault_free_completion")(run.view()) == []

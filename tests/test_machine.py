@@ -270,7 +270,7 @@ def test_the_pytest_example_policy_keeps_the_money() -> None:
         [PLAN],
         chooser=Deviations([deviation]),
     )
-    assert [f.name for f in execution.failures] == ["acceptable_outcome"]
+    assert [f.name for f in execution.failures] == ["acceptable_outcome", "no_orphaned_effect"]
     assert execution.run.world.state["checkout"]["refunds"] == {}
 
 

@@ -142,11 +142,15 @@ def test_the_same_plan_twice_stays_one_plan() -> None:
 def test_the_committed_pytest_example_trace_reproduces(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["replay", str(EXAMPLE_TRACE), "--json"]) == 1
+    policy = "examples.pytest_example.shop_policy:KeepsTheMoney"
+    assert main(["replay", str(EXAMPLE_TRACE), "--policy", policy, "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["reproduced"]
-    assert result["policy"] == "examples.pytest_example.shop_policy:KeepsTheMoney"
-    assert [v["invariant"] for v in result["violations"]] == ["acceptable_outcome"]
+    assert result["reproduced"] and result["difference"] is None
+    assert result["policy"] == policy
+    assert [v["invariant"] for v in result["violations"]] == [
+        "acceptable_outcome",
+        "no_orphaned_effect",
+    ]
 
 
 def test_bad_trace_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,9 +16,11 @@ from typing import Any
 from rich.console import Console
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.user_code import UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
@@ -106,6 +108,7 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="stop a user policy that runs this long without yielding",
     )
+    add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
 
@@ -116,7 +119,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Contract, WorldFixture]:
     return contract, fixture
 
 
-def _target(args: argparse.Namespace, loaded: LoadedPolicy) -> Target:
+def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> Target:
     contract, fixture = _inputs(args)
     plans: tuple[Any, ...] = ()
     if args.plan:
@@ -129,6 +132,8 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy) -> Target:
         policy=loaded.policy,
         contract=contract,
         fixture=fixture,
+        services=code.services,
+        invariants=code.invariants,
         plans=plans,
         bounds=Bounds(max_faults=args.max_faults),
         budget=Budget(
@@ -155,9 +160,12 @@ def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
     }
 
 
-def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> dict[str, Any]:
+def _result_json(
+    policy: str, engine: str, result: ExploreResult, path: str, warnings: list[str]
+) -> dict[str, Any]:
     found = result.counterexample
     return {
+        "warnings": warnings,
         "policy": policy,
         "engine": engine,
         "found": found is not None,
@@ -169,7 +177,9 @@ def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> 
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
-    target = _target(args, loaded)
+    code = user_code(args)
+    target = _target(args, loaded, code)
+    warnings = warn_about("explore", target.contract)
     progress = ExploreProgress(Console(stderr=True))
     with progress:
         result = explore(
@@ -187,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             contract=target.contract,
             fixture=target.fixture,
             plans=found.plans,
-            extra={"engine": found.found_by},
+            extra={"engine": found.found_by, **code.record()},
         )
         write_trace(document, args.trace_out)
         if not args.json:
@@ -202,12 +212,14 @@ def run(args: argparse.Namespace) -> int:
                         contract=target.contract,
                         fixture=target.fixture,
                         trace_path=args.trace_out,
+                        services=code.service_specs,
+                        invariants=code.invariant_specs,
                     ),
                     found_by=found.found_by,
                 )
             )
     if args.json:
-        document = _result_json(loaded.spec, args.engine, result, args.trace_out)
+        document = _result_json(loaded.spec, args.engine, result, args.trace_out, warnings)
         print(json.dumps(document, indent=2, sort_keys=True))
     else:
         console.print(ExploreSummary(policy=loaded.spec, result=result))

@@ -1,11 +1,13 @@
-"""``txcheck replay TRACE [--policy P]``: re-execute a saved trace exactly.
+"""``txcheck replay TRACE [--policy P]``: re-execute a saved trace.
 
-The recorded choices are fed back through the one runner, under the recorded policy or
-``--policy``. When another policy cannot follow the recorded steps (its own steps differ),
-the report names the step where the recorded choice became impossible and replays the
-recorded *faults* instead, each at the matching point of that policy's run: that is what
-tells whether a fix holds. Exit 1 when an invariant fails (the recorded violation
-reproduced, or another one), 0 when the policy passes, 2 on bad input or a policy error.
+Under the recorded policy the replay must be the recorded run, step by step, with the
+recorded violations (``txcheck.traces.replaying``): exit 1 when it is and a violation
+reproduces, 0 when it is and the trace records none, 2 (naming the first differing step)
+when it is not. Under another policy (``--policy``), the exact choices are fed back; where
+that policy cannot follow them, the recorded *faults* are replayed at the matching points
+of its own run instead, and the report says how many found no place: exit 1 when an
+invariant fails, 0 when the policy passes. A trace is data: what it names is imported
+only when the user names it too (or passes ``--trust-trace``).
 """
 
 from __future__ import annotations
@@ -21,14 +23,27 @@ from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.render_trace import counterexample_report, report_console
-from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
-from txcheck.exploration.schedule import Deviations
-from txcheck.exploration.session import Execution, execute
+from txcheck.cli.user_code import add_user_code_options
+from txcheck.exploration.loading import (
+    DEFAULT_POLICY_TIMEOUT,
+    load_invariants,
+    load_policy,
+    load_services,
+)
+from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
-from txcheck.models.canonical import canonical_json
-from txcheck.models.errors import user_code_error
-from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.traces.document import Trace, load_trace, target_of, translate_deviations
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.checkout import CHECKOUT
+from txcheck.models.errors import InputError, user_code_error
+from txcheck.traces.document import Trace, load_trace, target_of
+from txcheck.traces.replaying import (
+    Translated,
+    check_trust,
+    first_difference,
+    replay_exact,
+    replay_faults,
+    shared_plans,
+)
 
 __all__ = ["ReplayReport", "register", "replay_trace", "run", "shared_plans"]
 
@@ -38,39 +53,36 @@ def register(subparsers: Any) -> None:
         "replay",
         help="re-execute a saved trace",
         description=(
-            "Re-execute a txcheck trace under its policy or another one. Exit 1 when an "
-            "invariant fails, 0 when the policy passes the trace, 2 on bad input."
+            "Re-execute a txcheck trace under its policy or another one. Under the recorded "
+            "policy: exit 1 when the recorded run and violation reproduce, 0 when the trace "
+            "records none, 2 when the replay is not the recorded run. Under --policy OTHER: "
+            "exit 1 when an invariant fails, 0 when the policy passes. 2 on bad input."
         ),
     )
     parser.add_argument("trace", metavar="TRACE", help="trace file (txcheck-trace/1)")
     parser.add_argument("--policy", help="replay under this policy instead of the recorded one")
     parser.add_argument("--policy-timeout", type=float, default=DEFAULT_POLICY_TIMEOUT, metavar="S")
+    add_user_code_options(parser)
+    parser.add_argument(
+        "--trust-trace",
+        action="store_true",
+        help="import the policy, services and invariants the trace names",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
-
-
-def shared_plans(plans: Sequence[Plan]) -> tuple[Plan, ...]:
-    """Identical plans as one object: a plan submitted twice is the same plan (invariants
-    group instances by plan identity)."""
-    seen: dict[str, Plan] = {}
-    return tuple(seen.setdefault(canonical_json(plan_to_json(p)), p) for p in plans)
 
 
 def replay_trace(
     trace: Trace, policy: str, *, timeout: float | None, translate: bool = False
 ) -> Execution:
     """Re-execute ``trace`` under ``policy`` (a built-in name or import path): its exact
-    choices, or with ``translate`` its faults (``translate_deviations``), which another
-    policy can meet although its steps differ."""
+    choices, or with ``translate`` its faults, which another policy can meet although its
+    steps differ. (Imports what it is given: check trust before.)"""
     loaded = load_policy(policy, timeout=timeout)
     target = target_of(trace, loaded.policy, policy_name=loaded.spec)
-    chooser = Deviations(translate_deviations(trace.document)) if translate else None
-    return execute(
-        target,
-        shared_plans(trace.plans),
-        choices=() if translate else trace.choices,
-        chooser=chooser,
-    )
+    if translate:
+        return replay_faults(trace, target).execution
+    return replay_exact(trace, target)
 
 
 def _names(violations: Sequence[Any]) -> list[str]:
@@ -87,7 +99,13 @@ class ReplayReport:
     recorded: tuple[str, ...]
     target: Target = attrs.field(eq=False)
     execution: Execution = attrs.field(eq=False)
-    translated: Execution | None = attrs.field(default=None, eq=False)
+    faults: Translated | None = attrs.field(default=None, eq=False)
+    difference: str | None = None
+    """Under the recorded policy: where the replay stops being the recorded run."""
+
+    @property
+    def translated(self) -> Execution | None:
+        return None if self.faults is None else self.faults.execution
 
     @property
     def final(self) -> Execution:
@@ -121,14 +139,17 @@ class ReplayReport:
                 "message": divergence.message(),
             },
             "error": execution.error,
+            "difference": self.difference,
             "steps": [s.to_json() for s in execution.steps],
             "translated": None
-            if self.translated is None
+            if self.faults is None
             else {
-                "violations": [f.to_json() for f in self.translated.failures],
-                "deviations": self.translated.deviations,
-                "error": self.translated.error,
-                "steps": [s.to_json() for s in self.translated.steps],
+                "violations": [f.to_json() for f in self.faults.execution.failures],
+                "deviations": self.faults.execution.deviations,
+                "recorded_faults": self.faults.faults,
+                "unplaced_faults": self.faults.unplaced,
+                "error": self.faults.execution.error,
+                "steps": [s.to_json() for s in self.faults.execution.steps],
             },
         }
 
@@ -145,11 +166,16 @@ class ReplayReport:
                 "follow the recorded run from there.",
                 style="bold yellow",
             )
+        if self.difference is not None:
+            yield Text(f"Not the recorded run: {self.difference}.", style="bold yellow")
         final = self.final
-        if self.translated is not None:
+        if self.faults is not None:
+            placed = self.faults.faults - self.faults.unplaced
             yield Text(
-                f"Replayed the recorded faults instead ({final.deviations} deviations at the "
-                f"matching points of {self.policy}'s own run): {len(final.steps)} steps.",
+                f"Replayed the recorded faults instead: {placed} of {self.faults.faults} "
+                f"placed at the matching points of {self.policy}'s own run"
+                + (f" ({self.faults.unplaced} found no place)" if self.faults.unplaced else "")
+                + f": {len(final.steps)} steps.",
                 style="bold",
             )
         if final.failures or final.error:
@@ -176,25 +202,50 @@ class ReplayReport:
 
 def run(args: argparse.Namespace) -> int:
     trace = load_trace(args.trace)
+    check_trust(
+        trace,
+        policy=args.policy,
+        services=args.services,
+        invariants=args.invariants,
+        trust=args.trust_trace,
+        source=args.trace,
+    )
     policy = args.policy or trace.policy
-    execution = replay_trace(trace, policy, timeout=args.policy_timeout)
-    translated = None
-    if execution.divergence is not None and not execution.failures and execution.error is None:
-        translated = replay_trace(trace, policy, timeout=args.policy_timeout, translate=True)
+    loaded = load_policy(policy, timeout=args.policy_timeout)
+    services = args.services or (list(trace.services) if args.trust_trace else [])
+    invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
+    target = target_of(
+        trace,
+        loaded.policy,
+        policy_name=loaded.spec,
+        services=(CHECKOUT, *load_services(services)),
+        invariants=(*DEFAULT_INVARIANTS, *load_invariants(invariants)),
+    )
+    same_policy = args.policy is None or args.policy == trace.policy
+    execution = replay_exact(trace, target)
+    faults = None
+    difference = None
+    if same_policy:
+        difference = first_difference(trace, execution)
+    elif execution.divergence is not None and not execution.failures and execution.error is None:
+        faults = replay_faults(trace, target)
     report = ReplayReport(
         path=args.trace,
         policy=policy,
         recorded_policy=trace.policy,
         recorded=tuple(_names(trace.violations)),
-        target=target_of(trace, load_policy(policy, timeout=None).policy, policy_name=policy),
+        target=target,
         execution=execution,
-        translated=translated,
+        faults=faults,
+        difference=difference,
     )
-    execution = report.final
+    final = report.final
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         report_console().print(report)
-    if execution.error is not None:
-        raise user_code_error(execution.error_kind, execution.error)
-    return EXIT_FOUND if execution.failures else EXIT_OK
+    if difference is not None:
+        raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)
+    if final.error is not None:
+        raise user_code_error(final.error_kind, final.error)
+    return EXIT_FOUND if final.failures else EXIT_OK

@@ -14,6 +14,7 @@ import attrs
 
 from txcheck.exploration.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.random_walk import RandomEngine
+from txcheck.exploration.readiness import check_ready
 from txcheck.exploration.report import Counterexample, Engine, EngineReport, Tally
 from txcheck.exploration.schedule import Deviations
 from txcheck.exploration.session import Session
@@ -126,6 +127,7 @@ def explore(
     if engine != "auto" and engine not in ENGINES:
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
+    check_ready(target)
     deadline = deadline or Deadline(target.budget.time_budget)
     reports: list[EngineReport] = []
 

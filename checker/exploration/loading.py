@@ -17,22 +17,32 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
 
-from txcheck.models.errors import InputError, PolicyError
+from txcheck.invariants import Invariant
+from txcheck.models.errors import (
+    InputError,
+    InvariantError,
+    PolicyError,
+    ServiceError,
+    UserCodeError,
+)
 from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.requests import Delivery
+from txcheck.models.services import ServiceSet
 
 __all__ = [
     "DEFAULT_POLICY_TIMEOUT",
     "LoadedPolicy",
     "WatchedPolicy",
+    "load_invariants",
     "load_policy",
+    "load_services",
     "watchdog_available",
 ]
 
@@ -140,23 +150,65 @@ def _cwd_on_path() -> Iterator[None]:
             sys.path.remove(cwd)
 
 
-def _resolve(spec: str) -> Any:
+def _resolve(spec: str, what: str = "policy", error: type[UserCodeError] = PolicyError) -> Any:
+    """The object at ``package.module:Name`` (the current directory is importable)."""
     module_name, _, attribute = spec.partition(":")
     with _cwd_on_path():
         try:
             module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise PolicyError(f"cannot import policy module {module_name!r}: {error}") from None
-        except Exception as error:
-            raise PolicyError(
-                f"importing policy module {module_name!r} raised {type(error).__name__}: {error}"
+        except ImportError as problem:
+            raise error(f"cannot import {what} module {module_name!r}: {problem}") from None
+        except BaseException as problem:  # user code: even SystemExit is reported, not obeyed
+            raise error(
+                f"importing {what} module {module_name!r} raised "
+                f"{type(problem).__name__}: {problem}"
             ) from None
     found: Any = module
     for part in attribute.split("."):
         if not hasattr(found, part):
-            raise PolicyError(f"module {module_name!r} has no attribute {attribute!r}")
+            raise error(f"module {module_name!r} has no attribute {attribute!r}")
         found = getattr(found, part)
     return found
+
+
+def _spec(spec: str, option: str, what: str) -> str:
+    if not _SPEC.match(spec):
+        raise InputError(
+            f"{what} must be an import path 'package.module:NAME' (got {spec!r})", source=option
+        )
+    return spec
+
+
+def load_services(specs: Sequence[str]) -> tuple[ServiceSet, ...]:
+    """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them)."""
+    found: list[ServiceSet] = []
+    for spec in specs:
+        value = _resolve(_spec(spec, "--services", "a service set"), "service", ServiceError)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if not isinstance(item, ServiceSet):
+                raise ServiceError(
+                    f"{spec!r} must be a ServiceSet or a list of them (got {type(item).__name__})"
+                )
+            found.append(item)
+    return tuple(found)
+
+
+def load_invariants(specs: Sequence[str]) -> tuple[Invariant, ...]:
+    """The invariants ``--invariants`` names (each NAME one made with @always or
+    @eventually, or a list of them)."""
+    found: list[Invariant] = []
+    for spec in specs:
+        value = _resolve(_spec(spec, "--invariants", "an invariant"), "invariant", InvariantError)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if not isinstance(item, Invariant):
+                raise InvariantError(
+                    f"{spec!r} must be an invariant made with @always or @eventually, or a "
+                    f"list of them (got {type(item).__name__})"
+                )
+            found.append(item)
+    return tuple(found)
 
 
 def _instantiate(spec: str, found: Any) -> Policy:

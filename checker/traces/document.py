@@ -9,6 +9,7 @@ policy it reports the first step where the recorded choice is no longer possible
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ import attrs
 from txcheck.exploration.schedule import Deviation
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
+from txcheck.models.canonical import canonical_json
 from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract
@@ -32,6 +34,7 @@ __all__ = [
     "TRACE_FORMAT",
     "Trace",
     "TraceError",
+    "content_digest",
     "dumps_trace",
     "load_trace",
     "replay",
@@ -58,6 +61,10 @@ class Trace:
     plans: tuple[Plan, ...]
     choices: tuple[Choice, ...]
     document: Mapping[str, Any] = attrs.field(eq=False, repr=False)
+    services: tuple[str, ...] = ()
+    """The import paths of the user's services the run used (``module:NAME``)."""
+    invariants: tuple[str, ...] = ()
+    """The import paths of the user's invariants the run checked."""
 
     @property
     def violations(self) -> list[Mapping[str, Any]]:
@@ -88,7 +95,15 @@ def trace_of(
         document["error"] = execution.error
     if extra:
         document.update(extra)
+    document["digest"] = content_digest(document)
     return document
+
+
+def content_digest(document: Mapping[str, Any]) -> str:
+    """``sha256:`` and the SHA-256 of the document's canonical JSON, its digest left out:
+    a trace edited after it was written no longer matches its digest."""
+    body = {k: v for k, v in document.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
 def dumps_trace(document: Mapping[str, Any]) -> str:
@@ -124,6 +139,18 @@ def load_trace(path: str | Path) -> Trace:
     if not isinstance(document, dict) or document.get("format") != TRACE_FORMAT:
         got = document.get("format") if isinstance(document, dict) else type(document).__name__
         raise TraceError(f"expected a {TRACE_FORMAT} document (got {got!r})", source=source)
+    if "digest" not in document:
+        raise TraceError(
+            "the trace has no 'digest', so it cannot be told apart from an edited one "
+            "(write it again with txcheck explore)",
+            source=source,
+        )
+    if document["digest"] != content_digest(document):
+        raise TraceError(
+            "the trace does not match its digest: it was edited or damaged after it was written",
+            source=source,
+            path="$.digest",
+        )
     policy = _need(document, "policy", str, source)
     contract = parse_contract(_need(document, "contract", dict, source), source=source)
     fixture = parse_world(_need(document, "world", dict, source), source=source)
@@ -139,7 +166,20 @@ def load_trace(path: str | Path) -> Trace:
         plans=plans,
         choices=choices,
         document=document,
+        services=_names(document, "services", source),
+        invariants=_names(document, "invariants", source),
     )
+
+
+def _names(document: Mapping[str, Any], key: str, source: str) -> tuple[str, ...]:
+    value = document.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TraceError(
+            f"'{key}' must be a list of import paths (got {type(value).__name__})",
+            source=source,
+            path=f"$.{key}",
+        )
+    return tuple(value)
 
 
 def target_of(trace: Trace, policy: Policy, **settings: Any) -> Target:

@@ -37,6 +37,17 @@ def _choice(choice: Choice) -> str:
     return f"Choice({actor!r}, {action!r}, {outcome!r})"
 
 
+def _import(spec: str, lines: list[str]) -> str:
+    """An import line for ``module:NAME`` (a dotted NAME imports its first part); the
+    expression naming the object."""
+    module, _, attribute = spec.partition(":")
+    head = attribute.split(".")[0]
+    line = f"from {module} import {head}"
+    if line not in lines:
+        lines.append(line)
+    return attribute
+
+
 def _is_default(document: object, bundled: object) -> bool:
     return canonical_json(document) == canonical_json(bundled)
 
@@ -64,9 +75,12 @@ def python_reproduction(
     contract: Contract,
     fixture: WorldFixture,
     trace_path: str | None = None,
+    services: Sequence[str] = (),
+    invariants: Sequence[str] = (),
 ) -> str:
     """Python that re-executes ``execution`` and asserts its first failure. It imports only
-    txcheck's public API; the policy is a built-in name or an import path."""
+    txcheck's public API, and the user's own services and invariants by the import paths
+    given (``module:NAME``); the policy is a built-in name or an import path."""
     plain_contract = _is_default(contract.document, default_contract().document)
     plain_world = _is_default(fixture.document, default_fixture().document)
     names = {"Target", "execute", "plan_from_json"}
@@ -84,10 +98,19 @@ def python_reproduction(
             arguments.append("contract=trace.contract")
         if not plain_world:
             arguments.append("fixture=trace.fixture")
+    user_imports: list[str] = []
+    if services:
+        names.add("CHECKOUT")
+        found = [_import(spec, user_imports) for spec in services]
+        arguments.append(f"services=(CHECKOUT, {', '.join(found)})")
+    if invariants:
+        names.add("DEFAULT_INVARIANTS")
+        found = [_import(spec, user_imports) for spec in invariants]
+        arguments.append(f"invariants=(*DEFAULT_INVARIANTS, {', '.join(found)})")
     choices = choices_to_replay(execution.steps)
     if choices:
         names.add("Choice")
-    lines = [f"from txcheck import {', '.join(sorted(names))}", "", *setup]
+    lines = [f"from txcheck import {', '.join(sorted(names))}", *user_imports, "", *setup]
     lines += _plans(execution.run.plans)
     if choices:
         lines += ["choices = [", *(f"    {_choice(c)}," for c in choices), "]"]

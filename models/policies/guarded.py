@@ -136,8 +136,15 @@ class Guarded(Policy):
         return sorted(set(verdict.codes())), [str(c) for c in verdict.plan.get("order", listed)]
 
     def manual(self, state: JournalState, diverging: list[str]) -> ActorGen:
-        """Hand the operation to a person, listing what does not add up."""
-        yield from self.write(state, {"phase": "MANUAL", "diverging": diverging})
+        """Hand the operation to a person, listing what does not add up: the problem, and
+        every committed call that nothing has undone (what the person must look at)."""
+        listed = list(diverging)
+        for call_id in state.completed:
+            if call_id not in state.compensated and not any(
+                line.startswith(f"{call_id}:") for line in listed
+            ):
+                listed.append(f"{call_id}: committed, not undone")
+        yield from self.write(state, {"phase": "MANUAL", "diverging": listed})
 
     # -- one call ---------------------------------------------------------------------------
 
@@ -291,12 +298,18 @@ class Guarded(Policy):
         original: dict[str, Any],
         receipt: Mapping[str, Any],
     ) -> dict[str, Any]:
-        """Resolve ``compensated_by`` references; derive the undo's key from the original."""
+        """Resolve ``compensated_by`` references; derive the undo's key from the original.
+
+        The plain form maps arguments by name, except the original's idempotency key: the
+        undo is another operation, so it gets its own key derived from the original's (a
+        copied key would make the store treat the undo as the original call)."""
         spec = tool.compensated_by
         assert spec is not None
         properties = undo.parameters.get("properties", {})
         if spec.arguments is None:
-            arguments = {k: v for k, v in original.items() if k in properties}
+            arguments = {
+                k: v for k, v in original.items() if k in properties and k != tool.idempotency_key
+            }
         else:
             arguments = {}
             for name, value in spec.arguments.items():

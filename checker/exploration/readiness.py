@@ -1,0 +1,123 @@
+"""Before any run: can the plans be exercised at all?
+
+A search over tools nothing models would execute nothing and pass: every call rejected as
+an unknown tool. So a run refuses to start (``InputError``, exit 2) when a tool it could
+call has no behaviour (no registered service, no annotation saying what it does), or when
+a compensation it could need cannot be built (a required argument nothing fills). Given
+plans are checked call by call; without plans, every tool and workflow of the contract is
+(plan generation may use any of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from txcheck.exploration.target import Target
+from txcheck.models.contract import Contract, Tool
+from txcheck.models.contract_checks import CONTRACT_DOC
+from txcheck.models.errors import InputError
+from txcheck.models.proposal import Plan
+
+__all__ = ["check_ready", "served_tools", "tools_without_behaviour"]
+
+
+def served_tools(target: Target) -> frozenset[str]:
+    """The contract's tools a registered service serves."""
+    return frozenset(
+        name
+        for service in target.services
+        for name in service.handlers
+        if target.contract.tool(name) is not None
+    )
+
+
+def tools_without_behaviour(target: Target, names: Sequence[str]) -> list[str]:
+    """Those of ``names`` no service serves and no annotation describes (sorted)."""
+    served = served_tools(target)
+    contract = target.contract
+    return sorted(
+        {
+            name
+            for name in names
+            if (tool := contract.tool(name)) is not None
+            and name not in served
+            and not tool.annotated
+        }
+    )
+
+
+def check_ready(target: Target, plan_sets: Sequence[Sequence[Plan]] | None = None) -> None:
+    """Raise ``InputError`` when a run of ``plan_sets`` (default: the target's plans, or
+    anything the contract allows when it has none) could call a tool without behaviour or
+    need a compensation that cannot be built."""
+    sets = target.plans if plan_sets is None else tuple(tuple(p) for p in plan_sets)
+    contract = target.contract
+    if sets:
+        names = [c.name for plans in sets for plan in plans for c in plan.calls]
+    else:
+        names = list(contract.tools)
+    missing = tools_without_behaviour(target, names)
+    if missing:
+        raise InputError(
+            f"{_listed(missing)} no behaviour: no service serves "
+            f"{'it' if len(missing) == 1 else 'them'} and the contract does not say what "
+            f"{'it does' if len(missing) == 1 else 'they do'}; describe "
+            f"{'it' if len(missing) == 1 else 'them'} in 'x-txcheck' (an 'effect') or MCP "
+            f"'annotations', or pass --services ({CONTRACT_DOC})",
+            source=contract.source,
+        )
+    for tool, reason in _unbuildable_compensations(contract, sets):
+        assert tool.compensated_by is not None
+        raise InputError(
+            f"tool {tool.name!r}: {reason} may need its compensation "
+            f"{tool.compensated_by.tool!r}, which requires "
+            f"{', '.join(map(repr, tool.compensated_by.unmapped))} that nothing fills; map "
+            f'it in \'compensated_by\': {{"tool": ..., "arguments": {{...}}}} ({CONTRACT_DOC})',
+            source=contract.source,
+        )
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(repr(n) for n in names)
+    return f"tool {shown} has" if len(names) == 1 else f"tools {shown} have"
+
+
+def _unbuildable_compensations(
+    contract: Contract, sets: Sequence[Sequence[Plan]]
+) -> list[tuple[Tool, str]]:
+    """Tools whose compensation cannot be built, where a later write could fail and need
+    it: in a given plan, or (without plans) in a workflow."""
+    found: list[tuple[Tool, str]] = []
+    if sets:
+        for plans in sets:
+            for plan in plans:
+                calls = plan.calls
+                for index, call in enumerate(calls):
+                    tool = contract.tool(call.name)
+                    if _unbuildable(tool) and _write_after(
+                        contract, [c.name for c in calls[index + 1 :]]
+                    ):
+                        assert tool is not None
+                        found.append(
+                            (tool, f"the plan calls it ({call.id}) before another write, so a run")
+                        )
+        return found[:1]
+    for workflow in contract.workflows:
+        for index, name in enumerate(workflow.steps):
+            tool = contract.tool(name)
+            if _unbuildable(tool) and _write_after(contract, list(workflow.steps[index + 1 :])):
+                assert tool is not None
+                found.append(
+                    (tool, f"workflow {workflow.name!r} runs later writes after it, so a run")
+                )
+    return found[:1]
+
+
+def _unbuildable(tool: Tool | None) -> bool:
+    return (
+        tool is not None and tool.compensated_by is not None and bool(tool.compensated_by.unmapped)
+    )
+
+
+def _write_after(contract: Contract, names: Sequence[str]) -> bool:
+    return any((t := contract.tool(n)) is not None and t.has_side_effect for n in names)

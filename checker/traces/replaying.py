@@ -1,0 +1,142 @@
+"""Replaying a trace: what it may import, and whether the replay is the recorded run.
+
+A trace is data. Replaying it imports only what the user names: a policy the trace names
+is loaded only when it is built in, or the user passes it with ``--policy`` (or
+``--trust-trace``); the user's services and invariants it names, only when the user passes
+the same ``--services``/``--invariants`` (or ``--trust-trace``).
+
+Under the recorded policy, replay is a check that the trace *is* the run it records: every
+recorded step (choice, request, what was observed, whether it deviated) must come back the
+same, and the recorded violations must reproduce. The first difference is an error (exit
+2), not a pass. Under another policy, the exact choices usually stop fitting at some step;
+the recorded *faults* are then replayed at the matching points of that policy's own run,
+and the report says how many of them found no place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from txcheck.exploration.schedule import Deviations
+from txcheck.exploration.session import Execution, execute
+from txcheck.exploration.target import Target
+from txcheck.models.canonical import canonical_json
+from txcheck.models.errors import InputError
+from txcheck.models.policies import BUILTIN_POLICIES
+from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.traces.document import Trace, translate_deviations
+
+__all__ = [
+    "Translated",
+    "check_trust",
+    "first_difference",
+    "replay_exact",
+    "replay_faults",
+    "shared_plans",
+]
+
+
+def shared_plans(plans: Sequence[Plan]) -> tuple[Plan, ...]:
+    """Identical plans as one object: a plan submitted twice is the same plan (invariants
+    group instances by plan identity)."""
+    seen: dict[str, Plan] = {}
+    return tuple(seen.setdefault(canonical_json(plan_to_json(p)), p) for p in plans)
+
+
+def check_trust(
+    trace: Trace,
+    *,
+    policy: str | None,
+    services: Sequence[str],
+    invariants: Sequence[str],
+    trust: bool,
+    source: str,
+) -> None:
+    """Refuse (``InputError``) to import code the trace names that the user did not."""
+    if trust:
+        return
+    if policy is None and trace.policy not in BUILTIN_POLICIES:
+        raise InputError(
+            f"the trace names policy {trace.policy!r}, which is not built in; a trace is data, "
+            "so replay imports a policy only when you name it: pass --policy "
+            f"{trace.policy} (or --trust-trace)",
+            source=source,
+        )
+    for what, recorded, given in (
+        ("services", trace.services, services),
+        ("invariants", trace.invariants, invariants),
+    ):
+        missing = [spec for spec in recorded if spec not in given]
+        if missing:
+            option = " ".join(f"--{what} {spec}" for spec in missing)
+            raise InputError(
+                f"the trace was recorded with {what} {', '.join(missing)}; replay imports "
+                f"them only when you pass the same: {option} (or --trust-trace)",
+                source=source,
+            )
+
+
+def replay_exact(trace: Trace, target: Target) -> Execution:
+    """The recorded choices, in order, under ``target``."""
+    return execute(target, shared_plans(trace.plans), choices=trace.choices)
+
+
+@attrs.frozen(kw_only=True)
+class Translated:
+    """A replay of the trace's faults under another policy, and how many found no place."""
+
+    execution: Execution
+    faults: int
+    unplaced: int
+
+
+def replay_faults(trace: Trace, target: Target) -> Translated:
+    """The trace's deviations (``translate_deviations``) at the matching points of
+    ``target``'s policy's own run."""
+    deviations = translate_deviations(trace.document)
+    chooser = Deviations(deviations)
+    execution = execute(target, shared_plans(trace.plans), chooser=chooser)
+    return Translated(execution=execution, faults=len(deviations), unplaced=len(chooser.unused))
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+_FIELDS = ("actor", "action", "outcome", "deviation", "request", "observed")
+
+
+def first_difference(trace: Trace, execution: Execution) -> str | None:
+    """Where the replay under the recorded policy stops being the recorded run: the first
+    step whose choice is impossible or whose request, observation or deviation differs,
+    a different length, or violations that do not reproduce; None when it is the same."""
+    if execution.divergence is not None:
+        return execution.divergence.message()
+    recorded = list(trace.document.get("steps", []))
+    replayed = [s.to_json() for s in execution.steps]
+    for index, (want, got) in enumerate(zip(recorded, replayed, strict=False)):
+        for field in _FIELDS:
+            if _plain(want.get(field)) != _plain(got.get(field)):
+                return (
+                    f"step {index}: the trace records {field} "
+                    f"{json.dumps(_plain(want.get(field)), sort_keys=True)[:120]}, the "
+                    f"replay gives {json.dumps(_plain(got.get(field)), sort_keys=True)[:120]}"
+                )
+    if len(recorded) != len(replayed):
+        return (
+            f"the trace records {len(recorded)} steps, the replay takes {len(replayed)} "
+            f"(from step {min(len(recorded), len(replayed))} on they differ)"
+        )
+    want_violations = [(v.get("invariant"), v.get("step")) for v in trace.violations]
+    got_violations = [(f.name, f.step) for f in execution.failures]
+    if want_violations != got_violations:
+        shown = ", ".join(f"{n} at step {s}" for n, s in got_violations) or "none"
+        wanted = ", ".join(f"{n} at step {s}" for n, s in want_violations) or "none"
+        return f"the recorded violations ({wanted}) do not reproduce (the replay finds: {shown})"
+    if (execution.error is None) != ("error" not in trace.document):
+        return "the recorded policy error does not reproduce"
+    return None

@@ -1,0 +1,153 @@
+"""A trace is data: replay imports nothing it names unless the user names it too, and a
+trace that is not the run it records (edited, truncated, swapped) is an error, not a pass."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from txcheck.cli import main
+from txcheck.traces.document import content_digest
+
+EVIL = """\
+from pathlib import Path
+Path("imported.marker").write_text("ran")
+from txcheck import Guarded
+
+class P(Guarded):
+    name = "evil"
+"""
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def _naive_trace(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    argv = ["explore", "--policy", "naive", "--no-seeds", "--seed", "1", "--max-examples", "50"]
+    assert main([*argv, "--engine", "systematic", "--trace-out", "t.json", "--json"]) == 1
+    capsys.readouterr()
+    return dict(json.loads(Path("t.json").read_text("utf-8")))
+
+
+def _write(document: dict[str, Any], *, digest: bool) -> str:
+    if digest:
+        document["digest"] = content_digest(document)
+    Path("edited.json").write_text(json.dumps(document), "utf-8")
+    return "edited.json"
+
+
+def test_the_untouched_trace_reproduces(capsys: pytest.CaptureFixture[str]) -> None:
+    _naive_trace(capsys)
+    assert main(["replay", "t.json", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["reproduced"] and result["difference"] is None
+
+
+def test_a_policy_named_by_a_trace_is_not_imported_unless_named_by_the_user(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = _naive_trace(capsys)
+    Path("evilmod.py").write_text(EVIL, "utf-8")
+    document["policy"] = "evilmod:P"
+    path = _write(document, digest=True)
+    assert main(["replay", path]) == 2
+    err = capsys.readouterr().err
+    assert "is not built in" in err and "--policy evilmod:P" in err
+    assert not Path("imported.marker").exists()
+    main(["replay", path, "--trust-trace", "--json"])  # the user's explicit choice
+    assert Path("imported.marker").exists()
+
+
+def test_services_and_invariants_a_trace_names_need_the_same_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = _naive_trace(capsys)
+    Path("evilmod.py").write_text(EVIL + "SERVICES = []\n", "utf-8")
+    document["services"] = ["evilmod:SERVICES"]
+    path = _write(document, digest=True)
+    assert main(["replay", path]) == 2
+    assert "--services evilmod:SERVICES" in capsys.readouterr().err
+    assert not Path("imported.marker").exists()
+
+
+def _outcome_explodes(document: dict[str, Any]) -> None:
+    document["steps"][1]["outcome"] = "explode"
+
+
+def _steps_emptied(document: dict[str, Any]) -> None:
+    document["steps"] = []
+
+
+def _truncated(document: dict[str, Any]) -> None:
+    document["steps"] = document["steps"][:1]
+
+
+def _plans_emptied(document: dict[str, Any]) -> None:
+    document["plans"] = []
+
+
+def _observed_changed(document: dict[str, Any]) -> None:
+    document["steps"][0]["observed"] = {"admitted": False}
+
+
+def _contract_swapped(document: dict[str, Any]) -> None:
+    for tool in document["contract"]["tools"]:
+        if tool.get("function", {}).get("name") == "create_order":
+            tool["x-txcheck"]["idempotency_key"] = "order_id"
+
+
+TAMPERING: list[Callable[[dict[str, Any]], None]] = [
+    _outcome_explodes,
+    _steps_emptied,
+    _truncated,
+    _plans_emptied,
+    _observed_changed,
+    _contract_swapped,
+]
+
+
+@pytest.mark.parametrize("tamper", TAMPERING, ids=lambda f: f.__name__.strip("_"))
+def test_an_edited_trace_does_not_match_its_digest(
+    tamper: Callable[[dict[str, Any]], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _naive_trace(capsys)
+    tamper(document)
+    assert main(["replay", _write(document, digest=False)]) == 2
+    assert "does not match its digest" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tamper", TAMPERING, ids=lambda f: f.__name__.strip("_"))
+def test_an_edited_trace_with_a_forged_digest_is_not_the_recorded_run(
+    tamper: Callable[[dict[str, Any]], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _naive_trace(capsys)
+    tamper(document)
+    code = main(["replay", _write(document, digest=True)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1
+
+
+def test_a_trace_without_a_digest_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    document = _naive_trace(capsys)
+    del document["digest"]
+    assert main(["replay", _write(document, digest=False)]) == 2
+    assert "has no 'digest'" in capsys.readouterr().err
+
+
+def test_under_another_policy_the_faults_are_replayed_and_unplaced_ones_counted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _naive_trace(capsys)
+    assert main(["replay", "t.json", "--policy", "guarded", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    translated = result["translated"]
+    assert translated is not None and translated["violations"] == []
+    assert translated["recorded_faults"] >= 1
+    assert 0 <= translated["unplaced_faults"] <= translated["recorded_faults"]
