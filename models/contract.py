@@ -99,11 +99,12 @@ class Tool:
     def intent_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments that say what the operation does: all but a pure idempotency key.
 
-        A key argument the schema requires is business identity (a refund is keyed by its
-        charge id), so it stays part of the intent.
+        A key argument that is also one of the tool's resources is business identity (a
+        refund keyed by its charge id), so it stays part of the intent. Whether the schema
+        requires the key says nothing: strict schemas require every argument.
         """
         key = self.idempotency_key
-        if key is None or key in self.parameters.get("required", ()):
+        if key is None or key in self.resources:
             return dict(arguments)
         return {k: v for k, v in arguments.items() if k != key}
 

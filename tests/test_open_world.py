@@ -1,0 +1,207 @@
+"""The open world: any annotated contract is model-checked without Python, tools nothing
+describes fail closed, MCP and bare tool lists load, and nothing runs without behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from txcheck import Guarded, Target, load_contract, parse_contract, parse_proposal, validate
+from txcheck.cli import main
+from txcheck.exploration.readiness import check_ready
+from txcheck.models.errors import InputError
+from txcheck.models.generic import GENERIC, generic_services
+from txcheck.models.services import Committed, Rejected
+
+ROOT = Path(__file__).resolve().parent.parent
+HOTEL = ROOT / "examples" / "contracts" / "hotel.json"
+MCP = ROOT / "examples" / "contracts" / "mcp_tools.json"
+OPENAI = ROOT / "examples" / "contracts" / "openai_tools.json"
+EXAMPLE_CONTRACTS = sorted(
+    [*ROOT.glob("examples/**/contract.json"), *ROOT.glob("examples/contracts/*.json")]
+)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.parametrize("path", EXAMPLE_CONTRACTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_example_contract_loads(path: Path) -> None:
+    contract = load_contract(path)
+    assert contract.tools
+
+
+def test_the_example_contracts_are_the_ones_the_docs_name() -> None:
+    names = {str(p.relative_to(ROOT)) for p in EXAMPLE_CONTRACTS}
+    page = (ROOT / "docs" / "contract.md").read_text("utf-8")
+    for name in ("examples/contracts/hotel.json", "examples/contracts/mcp_tools.json"):
+        assert name in names and name in page
+
+
+# -- a domain txcheck has never seen, with no Python ---------------------------------------
+
+
+def _explore(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["explore", "--contract", str(HOTEL), "--seed", "1", "--json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_naive_double_books_a_hotel_from_the_annotations_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, result = _explore(capsys, "--policy", "naive", "--engine", "systematic")
+    assert code == 1
+    found = result["counterexample"]
+    assert found["invariant"] == "no_double_effect"
+    assert "hold_room" in found["violations"][0]["messages"][0]
+
+
+def test_guarded_keeps_every_invariant_on_the_hotel(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = _explore(
+        capsys, "--policy", "guarded", "--engine", "systematic", "--max-faults", "1"
+    )
+    assert code == 0, result["counterexample"]
+    assert result["engines"][0]["complete"]
+    assert result["coverage"]["invariants"]["no_double_effect"] > 0
+
+
+@pytest.mark.slow
+def test_guarded_survives_default_explore_on_the_hotel(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = _explore(capsys, "--policy", "guarded")
+    assert code == 0, result["counterexample"]
+
+
+# -- fail closed -----------------------------------------------------------------------------
+
+
+def _charges(*keys: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {
+                    "name": "charge_card",
+                    "arguments": json.dumps(
+                        {"reservation_id": "r_1", "amount": 300, "idempotency_key": key}
+                    ),
+                },
+            }
+            for i, key in enumerate(keys, start=1)
+        ],
+    }
+
+
+def test_a_double_charge_under_two_keys_is_not_valid_with_undescribed_tools() -> None:
+    contract = load_contract(OPENAI)
+    assert len(contract.warnings) == 3
+    codes = validate(contract, parse_proposal(_charges("k1", "k2"))).codes()
+    assert codes == ["duplicate_side_effect"]
+    assert validate(contract, parse_proposal(_charges("k1"))).valid
+
+
+def test_explore_refuses_tools_without_behaviour(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "--contract", str(OPENAI), "--policy", "guarded"]) == 2
+    err = capsys.readouterr().err
+    assert "tools 'cancel_reservation', 'charge_card', 'get_reservation' have no behaviour" in err
+    assert "docs/contract.md" in err and err.count("error:") == 1
+
+
+def test_mcp_annotations_map_to_effects() -> None:
+    tools = load_contract(MCP).tools
+    found = {n: (t.effect, t.idempotent, t.declared_by) for n, t in tools.items()}
+    assert found == {
+        "list_files": ("read", True, "mcp"),
+        "write_file": ("write", True, "mcp"),
+        "delete_file": ("irreversible", True, "mcp"),
+        "send_email": ("irreversible", False, "mcp"),
+    }
+    assert tools["write_file"].resource == "path"
+    assert load_contract(MCP).warnings == ()
+
+
+def _hotel_document() -> dict[str, Any]:
+    return dict(json.loads(HOTEL.read_text("utf-8")))
+
+
+def test_an_unbuildable_compensation_warns_validates_and_refuses_to_explore(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = _hotel_document()
+    charge = document["tools"][2]
+    charge["x-txcheck"]["compensated_by"] = "refund_card"  # refund_card needs a reason
+    Path("c.json").write_text(json.dumps(document), "utf-8")
+    contract = load_contract("c.json")
+    assert contract.tools["charge_card"].compensated_by is not None
+    assert contract.tools["charge_card"].compensated_by.unmapped == ("reason",)
+    (warning,) = contract.warnings
+    assert "compensation 'refund_card' requires 'reason'" in warning
+    with pytest.raises(InputError, match="may need its compensation 'refund_card'"):
+        check_ready(Target(policy=Guarded(), contract=contract))
+    assert main(["explore", "--contract", "c.json", "--policy", "guarded"]) == 2
+    err = capsys.readouterr().err
+    assert "requires 'reason' that nothing fills" in err
+
+
+def test_a_list_of_resources_orders_calls_that_share_one() -> None:
+    document = _hotel_document()
+    for tool in document["tools"]:
+        if tool["function"]["name"] in ("hold_room", "charge_card"):
+            tool["x-txcheck"]["resource"] = ["booking_id", "guest_id"]
+    contract = parse_contract(document)
+    assert contract.tools["hold_room"].resources == ("booking_id", "guest_id")
+
+
+# -- generic behaviour ---------------------------------------------------------------------
+
+
+def test_generic_services_commit_undo_and_answer_from_the_effect_log() -> None:
+    contract = load_contract(HOTEL)
+    services = generic_services(contract, served=set())
+    assert services is not None and services.name == GENERIC
+    state = services.initial_state({})
+    hold = services.handlers["hold_room"]
+    args = {"booking_id": "b_1", "guest_id": "g_1", "room_type": "single", "nights": 2}
+    first = hold(state, args)
+    assert isinstance(first, Committed) and first.receipt["effect_id"] == "eff_1"
+    again = hold(state, args)
+    assert isinstance(again, Committed) and again.receipt["effect_id"] == "eff_2"
+    release = services.handlers["release_room"](state, {"booking_id": "b_1"})
+    assert isinstance(release, Committed) and release.receipt["undoes"] == "eff_2"
+    assert state["effects"]["eff_2"]["status"] == "undone"
+    seen = services.handlers["get_booking"](state, {"booking_id": "b_1"})
+    assert isinstance(seen, Committed)
+    assert [e["effect_id"] for e in seen.receipt["effects"]] == ["eff_1", "eff_2", "eff_3"]
+
+
+def test_an_irreversible_effect_cannot_be_undone_and_an_idempotent_repeat_commits_nothing() -> None:
+    document = _hotel_document()
+    document["tools"][3]["x-txcheck"]["compensated_by"] = {
+        "tool": "release_room",
+        "arguments": {"booking_id": {"$arg": "booking_id"}},
+    }
+    document["tools"][4]["x-txcheck"]["idempotent"] = True
+    contract = parse_contract(document)
+    services = generic_services(contract, served=set())
+    assert services is not None
+    state = services.initial_state({})
+    sent = services.handlers["send_confirmation"](state, {"booking_id": "b_1", "guest_id": "g"})
+    assert isinstance(sent, Committed)
+    undo = services.handlers["release_room"](state, {"booking_id": "b_1"})
+    assert isinstance(undo, Rejected) and undo.code == "irreversible"
+    release = services.handlers["release_room"]
+    first, again = release(state, {"booking_id": "b_9"}), release(state, {"booking_id": "b_9"})
+    assert isinstance(first, Committed) and isinstance(again, Committed)
+    assert first.receipt == again.receipt and first.events and not again.events
+    assert state["count"] == 2  # one confirmation, one (idempotent) release of b_9
+
+
+def test_registered_services_take_precedence_over_generic_ones() -> None:
+    contract = load_contract(ROOT / "examples" / "checkout" / "contract.json")
+    assert generic_services(contract, served=set(contract.tools)) is None
