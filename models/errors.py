@@ -7,6 +7,7 @@ __all__ = [
     "InputError",
     "InvariantError",
     "PolicyError",
+    "PolicyStuck",
     "ProposalFormatError",
     "ServiceError",
     "TxcheckError",
@@ -83,6 +84,11 @@ class PolicyError(UserCodeError):
     without yielding."""
 
     kind = "policy"
+
+
+class PolicyStuck(PolicyError):
+    """A user policy ran past its time limit without yielding (the watchdog stopped it).
+    Running it again would only hang again, so the search stops at once."""
 
 
 class ServiceError(UserCodeError):

@@ -14,15 +14,17 @@ properties is the exploration kernel's job (``txcheck.exploration.session``), no
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.contract import Contract
 from txcheck.models.digest import chain, digest, serial
-from txcheck.models.errors import PolicyError
+from txcheck.models.errors import PolicyError, UserCodeError
 from txcheck.models.history import Attempt, History
 from txcheck.models.plan_verdicts import violation_codes
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
@@ -108,6 +110,7 @@ class Run:
         max_steps: int = 2000,
         allow_clock_jumps: bool = True,
         track_positions: bool = False,
+        start: bool = True,
     ) -> None:
         self.policy = policy
         self.contract = contract
@@ -131,7 +134,16 @@ class Run:
         self.invalid_plans = _invalid_plans(contract, self.instances, self.plans)
         for name in self.instances:
             self.world.open_journal(name)
-            self._start(self._actors[name], self.policy.orchestrate(self._contexts[name]))
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start every orchestrator instance (``Run(start=False)`` leaves it to the caller,
+        which may then catch a policy that fails to start)."""
+        for name in self.instances:
+            actor = self._actors[name]
+            if actor.gen is None and not actor.done:
+                self._start(actor, functools.partial(self.policy.orchestrate, self._contexts[name]))
 
     # -- what may happen next ---------------------------------------------------------------
 
@@ -242,17 +254,23 @@ class Run:
                 observed = self._crash(actor)
             elif choice.action is Action.DELIVER:
                 delivery_id = str(choice.outcome)
+                if actor.gen is not None or not any(
+                    d["delivery_id"] == delivery_id for d in self.world.ready_deliveries()
+                ):
+                    raise self._not_possible(choice)
                 delivery = self.world.take(delivery_id)
                 actor.delivery = delivery_id
+                event = delivery["event"]
                 self._start(
                     actor,
-                    self.policy.consume(Delivery(delivery_id=delivery_id, event=delivery["event"])),
-                    origin=(delivery_id, delivery["event"]),
+                    lambda: self.policy.consume(Delivery(delivery_id=delivery_id, event=event)),
+                    origin=(delivery_id, event),
                 )
                 observed = {"event": delivery["event"]["id"]}
             elif choice.action is Action.COMPLETE:
                 pending = actor.pending
-                assert pending is not None
+                if pending is None:
+                    raise self._not_possible(choice)
                 actor.pending = None
                 result = self.world.complete(pending, outcome)
                 request = pending.invoke.summary()
@@ -260,13 +278,14 @@ class Run:
                 self._resume(actor, result)
             else:
                 if actor.gen is None and actor.name == RELAY:
-                    self._start(actor, self.policy.relay())
+                    self._start(actor, self.policy.relay)
                 if actor.wake_at is not None:
                     actor.wake_at = None
                     request, observed = {"kind": "Wake"}, {}
                     self._resume(actor, None)
                 else:
-                    assert actor.request is not None
+                    if actor.request is None or actor.pending is not None:
+                        raise self._not_possible(choice)
                     request = actor.request.summary()
                     observed = self._process(actor, actor.request, outcome)
         step = Step(
@@ -299,17 +318,42 @@ class Run:
             actor.delivery = None
         actor.gen, actor.request, actor.wake_at = None, None, None
         if actor.name in self._contexts:
-            self._start(actor, self.policy.orchestrate(self._contexts[actor.name]))
+            context = self._contexts[actor.name]
+            self._start(actor, lambda: self.policy.orchestrate(context))
             observed["restarted"] = True
         return observed
 
-    def _start(self, actor: _Actor, gen: ActorGen, origin: Any = None) -> None:
-        actor.gen = gen
+    def _not_possible(self, choice: Choice) -> PolicyError:
+        """A recorded choice that does not fit this run although the same choices led here:
+        the policy did something else on the same inputs."""
+        return PolicyError(
+            f"policy {self.policy.name!r} behaved differently on the same choices: at step "
+            f"{len(self.steps)}, {choice.actor} cannot {choice.action} {choice.outcome} (a "
+            "policy must be deterministic: no randomness, clock or state kept between runs)"
+        )
+
+    def _start(self, actor: _Actor, make: Callable[[], ActorGen], origin: Any = None) -> None:
+        """Start ``actor``'s generator (``make`` builds it: a policy method that raises or
+        returns something else than a generator is the policy's error)."""
+        try:
+            gen = make()
+        except Exception as error:
+            raise PolicyError(
+                f"policy {self.policy.name!r} raised starting {actor.name}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        if not inspect.isgenerator(gen):
+            raise PolicyError(
+                f"policy {self.policy.name!r}: {actor.name}'s method must be a generator "
+                f"function that yields requests (got {type(gen).__name__})"
+            )
+        started = cast("ActorGen", gen)
+        actor.gen = started
         actor.done = False
         actor.fed = 0
         if self.track_positions:
             actor.digest = chain(b"start", origin)
-        self._advance(actor, lambda: next(gen))
+        self._advance(actor, lambda: next(started))
 
     def _resume(self, actor: _Actor, response: Any) -> None:
         gen = actor.gen
@@ -329,6 +373,8 @@ class Run:
                 # Finished without an ACK: the visibility timeout hands it back.
                 self.world.requeue(actor.delivery)
                 actor.delivery = None
+        except UserCodeError:
+            raise  # already says what went wrong (the watchdog, a service)
         except Exception as error:
             raise PolicyError(
                 f"policy {self.policy.name!r} raised in {actor.name} at step "

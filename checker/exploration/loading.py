@@ -17,6 +17,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +29,7 @@ from txcheck.models.errors import (
     InputError,
     InvariantError,
     PolicyError,
+    PolicyStuck,
     ServiceError,
     UserCodeError,
 )
@@ -75,6 +77,11 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Stuck
 
 
+IN_USER_CODE: list[float | None] = [None]
+"""Since when (``time.monotonic``) a user policy's code has been running, or None when it
+is not: a hard deadline outside the policy's reach (``txcheck.cli.stopping``) reads it."""
+
+
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -87,20 +94,32 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 
 def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> ActorGen:
-    """``gen``, with every resume bounded by ``seconds`` of wall-clock time."""
+    """``gen``, with every resume bounded by ``seconds`` of wall-clock time, and anything
+    it raises (``SystemExit`` and ``KeyboardInterrupt`` too) reported as the policy's
+    error instead of obeyed: user code must not end or interrupt txcheck."""
     response: Any = None
     first = True
     while True:
+        IN_USER_CODE[0] = time.monotonic()
         try:
             with _alarm(seconds):
                 request = next(gen) if first else gen.send(response)
         except StopIteration:
             return
         except _Stuck:
-            raise PolicyError(
+            raise PolicyStuck(
                 f"policy {policy!r} ran {seconds:g}s in {where} without yielding a request "
                 "(an endless loop?)"
             ) from None
+        except GeneratorExit:
+            raise
+        except (SystemExit, KeyboardInterrupt) as error:
+            raise PolicyError(
+                f"policy {policy!r} raised {type(error).__name__}({error}) in {where}: a "
+                "policy may not end or interrupt the checker"
+            ) from None
+        finally:
+            IN_USER_CODE[0] = None
         first = False
         response = yield request
 
@@ -217,7 +236,7 @@ def _instantiate(spec: str, found: Any) -> Policy:
     if isinstance(found, type) and issubclass(found, Policy):
         try:
             return found()
-        except Exception as error:
+        except BaseException as error:  # user code: even SystemExit is reported, not obeyed
             raise PolicyError(
                 f"creating policy {spec!r} raised {type(error).__name__}: {error}"
             ) from None

@@ -137,7 +137,7 @@ class Session:
         track_positions: bool = False,
     ) -> None:
         self.target = target
-        self.run = target.run(plans, track_positions=track_positions)
+        self.run = target.run(plans, track_positions=track_positions, start=False)
         self.stop_at_first = stop_at_first
         self.failures: list[Failure] = []
         self.divergence: Divergence | None = None
@@ -152,6 +152,10 @@ class Session:
         self.evaluations = 0
         """Invariant evaluations actually run."""
         self._failed: set[str] = set()
+        try:
+            self.run.start()
+        except UserCodeError as error:
+            self.error, self.error_kind = str(error), error.kind
 
     # -- state -----------------------------------------------------------------------------
 

@@ -152,8 +152,11 @@ class Target:
             outbox=self.policy.uses_outbox,
         )
 
-    def run(self, plans: Sequence[Plan], *, track_positions: bool = False) -> Run:
-        """A fresh run of ``plans`` (one orchestrator instance per plan)."""
+    def run(
+        self, plans: Sequence[Plan], *, track_positions: bool = False, start: bool = True
+    ) -> Run:
+        """A fresh run of ``plans`` (one orchestrator instance per plan); ``start=False``
+        leaves starting the instances to the caller (``Run.start``)."""
         return Run(
             policy=self.policy,
             contract=self.contract,
@@ -161,6 +164,7 @@ class Target:
             world=self.world(),
             max_steps=self.bounds.max_steps,
             track_positions=track_positions,
+            start=start,
         )
 
 
