@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
@@ -36,29 +37,6 @@ __all__ = ["DEFAULT_TRACE", "register", "run"]
 DEFAULT_TRACE = "txcheck-counterexample.json"
 
 
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a {kind.__name__} (got {text!r})") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive (got {text!r})")
-        return value
-
-    return parse
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more (got {text!r})")
-    return value
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explore",
@@ -77,21 +55,21 @@ def register(subparsers: Any) -> None:
         "--engine", default="auto", choices=["auto", *ENGINES], help="exploration engine"
     )
     parser.add_argument(
-        "--max-examples", type=_positive(int), default=1000, metavar="N", help="runs per engine"
+        "--max-examples", type=positive_int, default=1000, metavar="N", help="runs per engine"
     )
     parser.add_argument(
-        "--max-faults", type=_natural, default=3, metavar="K", help="deviations per run"
+        "--max-faults", type=natural, default=3, metavar="K", help="deviations per run"
     )
     parser.add_argument(
-        "--time-budget", type=_positive(float), metavar="S", help="seconds for the whole run"
+        "--time-budget", type=positive_seconds, metavar="S", help="seconds for the whole run"
     )
     parser.add_argument(
-        "--seed", type=_natural, metavar="S", help="reproducible run (no example database)"
+        "--seed", type=natural, metavar="S", help="reproducible run (no example database)"
     )
     parser.add_argument("--no-seeds", action="store_true", help="skip the scenario seeds")
     parser.add_argument(
         "--max-shrinks",
-        type=_natural,
+        type=natural,
         default=500,
         metavar="N",
         help="stop shrinking after N examples past the first failure (default 500)",
@@ -101,7 +79,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--policy-timeout",
-        type=_positive(float),
+        type=positive_seconds,
         default=DEFAULT_POLICY_TIMEOUT,
         metavar="S",
         help="stop a user policy that runs this long without yielding",

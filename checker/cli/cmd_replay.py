@@ -20,6 +20,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
 from txcheck.exploration.schedule import Deviations
@@ -44,7 +45,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", metavar="TRACE", help="trace file (txcheck-trace/1)")
     parser.add_argument("--policy", help="replay under this policy instead of the recorded one")
-    parser.add_argument("--policy-timeout", type=float, default=DEFAULT_POLICY_TIMEOUT, metavar="S")
+    parser.add_argument(
+        "--policy-timeout",
+        type=positive_seconds,
+        default=DEFAULT_POLICY_TIMEOUT,
+        metavar="S",
+        help="stop a user policy that runs this long without yielding",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
 
