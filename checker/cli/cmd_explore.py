@@ -29,7 +29,7 @@ from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, PolicyError
 from txcheck.models.fixture import WorldFixture, default_fixture, load_world
 from txcheck.models.proposal_parser import load_proposal
-from txcheck.traces.document import trace_of, write_trace
+from txcheck.traces.document import check_writable, trace_of, write_trace
 from txcheck.traces.repro import python_reproduction
 
 __all__ = ["DEFAULT_TRACE", "register", "run"]
@@ -78,6 +78,11 @@ def register(subparsers: Any) -> None:
         "--trace-out", default=DEFAULT_TRACE, metavar="FILE", help="counterexample trace file"
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --trace-out file even when it is not a txcheck trace",
+    )
+    parser.add_argument(
         "--policy-timeout",
         type=positive_seconds,
         default=DEFAULT_POLICY_TIMEOUT,
@@ -118,7 +123,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy) -> Target:
     )
 
 
-def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
+def _found_json(found: Counterexample, path: str | None) -> dict[str, Any]:
     execution = found.execution
     return {
         "engine": found.found_by,
@@ -133,7 +138,9 @@ def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
     }
 
 
-def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> dict[str, Any]:
+def _result_json(
+    policy: str, engine: str, result: ExploreResult, path: str | None
+) -> dict[str, Any]:
     found = result.counterexample
     return {
         "policy": policy,
@@ -146,6 +153,7 @@ def _result_json(policy: str, engine: str, result: ExploreResult, path: str) -> 
 
 
 def run(args: argparse.Namespace) -> int:
+    check_writable(args.trace_out, force=args.force)  # before the search, not after it
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
     target = _target(args, loaded)
     progress = ExploreProgress(Console(stderr=True))
@@ -158,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         )
     found = result.counterexample
     console = report_console()
+    unwritten: InputError | None = None
     if found is not None:
         document = trace_of(
             found.execution,
@@ -167,13 +176,17 @@ def run(args: argparse.Namespace) -> int:
             plans=found.plans,
             extra={"engine": found.found_by},
         )
-        write_trace(document, args.trace_out)
+        try:
+            write_trace(document, args.trace_out, force=args.force)
+        except (OSError, InputError) as error:  # the report is still printed, then this
+            problem = error.problem if isinstance(error, InputError) else error.strerror or error
+            unwritten = InputError(f"cannot write the trace: {problem}", source=args.trace_out)
         if not args.json:
             console.print(
                 counterexample_report(
                     found.execution,
                     target=target,
-                    trace_path=args.trace_out,
+                    trace_path=None if unwritten else args.trace_out,
                     reproduction=python_reproduction(
                         found.execution,
                         policy=loaded.spec,
@@ -185,10 +198,14 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     if args.json:
-        document = _result_json(loaded.spec, args.engine, result, args.trace_out)
+        trace = None if unwritten else args.trace_out
+        document = _result_json(loaded.spec, args.engine, result, trace)
         print(json.dumps(document, indent=2, sort_keys=True))
     else:
         console.print(ExploreSummary(policy=loaded.spec, result=result))
+    if unwritten is not None:
+        sys.stdout.flush()
+        raise unwritten
     if found is not None and found.execution.error and not found.execution.failures:
         sys.stdout.flush()
         raise PolicyError(f"{found.execution.error} (trace up to that point: {args.trace_out})")
