@@ -2,7 +2,8 @@
 
 Each subcommand lives in ``checker/cli/cmd_<name>.py`` and exposes ``register(subparsers)``, which
 adds its parser and sets ``run`` (``args -> int``) as the parser default. User mistakes
-(``InputError``) become a one-line message on stderr and exit code 2, never a traceback.
+(``InputError``) become a one-line message on stderr and exit code 2, never a traceback;
+control characters in it (from a file name, a case or a policy's exception) are escaped.
 Each ``cmd_<name>`` module keeps its top level light (argparse only) and imports what it
 needs inside ``run``, so start-up costs only what the chosen command uses.
 """
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from txcheck.cli.safe_text import one_line
 from txcheck.models.errors import InputError, PolicyError
 
 __all__ = [
@@ -67,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage mistakes in one line, exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message, None)} (see --help)\n")
 
 
 SUMMARIES: dict[str, str] = {
@@ -121,10 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except InputError as error:
-        print(f"txcheck {args.command}: error: {error}", file=sys.stderr)
+        print(f"txcheck {args.command}: error: {one_line(str(error), None)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except PolicyError as error:
-        print(f"txcheck {args.command}: policy error: {error}", file=sys.stderr)
+        problem = one_line(str(error), None)
+        print(f"txcheck {args.command}: policy error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return code
 

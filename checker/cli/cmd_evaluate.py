@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from txcheck.cli.render_evaluation import EvaluationView
+from txcheck.cli.safe_text import one_line
 from txcheck.evaluate.evaluation import evaluate_file
 from txcheck.models.contract_loader import load_contract
 from txcheck.scoring.cases import read_cases
@@ -49,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), sort_keys=True, indent=2, allow_nan=False))
     else:
         Console().print(EvaluationView(report))
+    source = one_line(report.source, None)
     for error in report.errors:
-        print(f"txcheck evaluate: {report.source}:{error.line}: {error.message}", file=sys.stderr)
+        message = one_line(error.message, None)
+        print(f"txcheck evaluate: {source}:{error.line}: {message}", file=sys.stderr)
     return report.exit_code

@@ -60,6 +60,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from txcheck.cli.safe_text import one_line
     from txcheck.importers.bfcl import CATEGORIES, import_bfcl
     from txcheck.importers.tau2 import import_tau2
     from txcheck.models.errors import InputError
@@ -80,5 +81,6 @@ def run(args: argparse.Namespace) -> int:
                 stats = import_tau2(Path(args.domain_dir), handle, tools_file=args.tools)
     except OSError as error:
         raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
-    print(f"txcheck import {args.benchmark}: {out}: {stats.describe()}", file=sys.stderr)
+    done = one_line(f"{out}: {stats.describe()}", None)
+    print(f"txcheck import {args.benchmark}: {done}", file=sys.stderr)
     return 0

@@ -22,6 +22,7 @@ from rich.text import Text
 from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.safe_text import one_line
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
 from txcheck.exploration.schedule import Deviations
 from txcheck.exploration.session import Execution, execute
@@ -141,32 +142,34 @@ class ReplayReport:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         execution = self.execution
+        policy, path = one_line(self.policy, None), one_line(self.path, None)
         yield Text(
-            f"Replayed {self.path} under policy {self.policy} "
-            f"(recorded under {self.recorded_policy}): {len(execution.steps)} steps",
+            f"Replayed {path} under policy {policy} "
+            f"(recorded under {one_line(self.recorded_policy, None)}): "
+            f"{len(execution.steps)} steps",
             style="bold",
         )
         if execution.divergence is not None:
             yield Text(
-                f"Diverged: {execution.divergence.message()}. Policy {self.policy} cannot "
-                "follow the recorded run from there.",
+                f"Diverged: {one_line(execution.divergence.message(), None)}. Policy {policy} "
+                "cannot follow the recorded run from there.",
                 style="bold yellow",
             )
         final = self.final
         if self.translated is not None:
             yield Text(
                 f"Replayed the recorded faults instead ({final.deviations} deviations at the "
-                f"matching points of {self.policy}'s own run): {len(final.steps)} steps.",
+                f"matching points of {policy}'s own run): {len(final.steps)} steps.",
                 style="bold",
             )
         if final.failures or final.error:
             yield counterexample_report(final, target=self.target)
-        recorded = ", ".join(self.recorded) or "none"
+        recorded = one_line(", ".join(self.recorded), None) or "none"
         if self.reproduced:
             yield Text(f"Reproduced: {recorded}.", style="bold red")
         elif final.failures:
             yield Text(
-                f"Violations: {', '.join(self.violations)} (recorded: {recorded}).",
+                f"Violations: {one_line(', '.join(self.violations), None)} (recorded: {recorded}).",
                 style="bold red",
             )
         elif final.divergence is not None:
@@ -176,7 +179,7 @@ class ReplayReport:
             )
         elif final.error is None:
             yield Text(
-                f"Policy {self.policy} passes this trace (recorded: {recorded}).",
+                f"Policy {policy} passes this trace (recorded: {recorded}).",
                 style="bold green",
             )
 
