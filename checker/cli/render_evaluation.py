@@ -371,6 +371,9 @@ class EvaluationView:
         yield from _titled("Summary: model errors vs orchestration failures")
         yield self._summary()
         yield Text("")
+        if self.report.exit_code == 3:
+            yield Text("Exit code 3: inconclusive, no case was evaluated.")
+            return
         yield Text(
             f"Exit code {self.report.exit_code}: 2 for bad lines, else 1 when a case fails "
             f"stage 1 or {GATE_POLICY} fails any run, else 0. naive's failed runs never change "
