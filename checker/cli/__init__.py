@@ -11,7 +11,10 @@ needs inside ``run``, so start-up costs only what the chosen command uses.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -122,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
     except InputError as error:
         print(f"txcheck {args.command}: error: {one_line(str(error), None)}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -129,7 +133,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = one_line(str(error), None)
         print(f"txcheck {args.command}: policy error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as error:
+        if error.errno not in _OUTPUT_ERRNOS:
+            raise
+        return _output_failed(args.command, error)
     return code
+
+
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Errors that only writing can raise: stdout (or a file) could not take the output."""
+
+
+def _output_failed(command: str, error: OSError) -> int:
+    """One line on stderr (none for a closed pipe, as ``| head`` closes it on purpose),
+    exit 2; stdout is pointed at the null device so the flush at exit stays quiet."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: no file descriptor
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if error.errno != errno.EPIPE:
+        where = one_line(str(error.filename or "stdout"), None)
+        problem = error.strerror or str(error)
+        print(f"txcheck {command}: error: {where}: cannot write ({problem})", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def console_main() -> NoReturn:
