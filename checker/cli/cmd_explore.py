@@ -3,7 +3,9 @@
 Exit 0 when no counterexample was found, 1 when one was (its trace is written to
 ``--trace-out``), 2 on bad input; a user policy that raises or never yields is reported
 as a policy error (exit 2) with the trace up to that point. Progress goes to stderr, and
-only on a terminal; ``--json`` prints one JSON object on stdout.
+only on a terminal; ``--json`` prints one JSON object on stdout. ``--trace-out`` is
+checked before the search (``check_writable``); a write that still fails after it is
+reported after the whole report (exit 2), so the counterexample is never lost unseen.
 """
 
 from __future__ import annotations
