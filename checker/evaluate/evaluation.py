@@ -235,7 +235,7 @@ def _evaluate_case(
 
 
 def _tables(cases: Sequence[CaseEvaluation], score: ScoreReport) -> dict[str, Any]:
-    """The four tables of BRIEF.md over the whole file; the last three per policy."""
+    """The four tables over the whole file; the last three per policy."""
     s = score.summary
     stage1_vetoes = Counter(code for c in cases for code in c.stage1.strict.vetoes)
     tables: dict[str, Any] = {
