@@ -247,3 +247,17 @@ def test_tau2_import_then_validate_in_one_process(
     assert main(["validate", "--jsonl", str(batch), "--json"]) == 1
     records = [json.loads(x) for x in io.StringIO(capsys.readouterr().out)]
     assert [r.get("valid") for r in records[:-1]] == [True, False]
+
+
+def test_an_output_that_cannot_be_written_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    shop = str(FIXTURES / "tau2" / "shop")
+    assert main(["import", "tau2", shop, "--out", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"txcheck import: error: {folder}: cannot write: Is a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+    assert main(["import", "tau2", shop, "--out", str(tmp_path / "no" / "c.jsonl")]) == 2
+    assert "No such file or directory" in capsys.readouterr().err

@@ -38,6 +38,7 @@ from txcheck.scenarios.catalog import (
 )
 from txcheck.scenarios.results import RAW_NAME, SUMMARY_NAME, raw_text, summarize
 from txcheck.scenarios.run import ScenarioRun, run_all, run_control
+from txcheck.traces import atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "scenarios_raw.sha256"
@@ -547,3 +548,42 @@ def test_human_output(runs: dict[str, ScenarioRun]) -> None:
         console.print(ScenariosReport(runs=ordered, summary=summary, where="txcheck-results"))
     text = "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
     assert text == EXPECTED_TABLE.format(sha=sha)
+
+
+def test_planted_symbolic_links_are_replaced_not_written_through(
+    runs: dict[str, ScenarioRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, outside = tmp_path / "out", tmp_path / "outside.txt"
+    out.mkdir()
+    outside.write_bytes(b"not yours\n")
+    for name in (RAW_NAME, SUMMARY_NAME):
+        (out / name).symlink_to(outside)
+    monkeypatch.setattr(cmd_scenarios, "run_all", lambda **_: list(runs.values()))
+    assert main(["scenarios", "--out", str(out), "--json"]) == 0
+    assert outside.read_bytes() == b"not yours\n"
+    assert sorted(os.listdir(out)) == [RAW_NAME, SUMMARY_NAME]  # no temporary file left
+    assert not any((out / name).is_symlink() for name in (RAW_NAME, SUMMARY_NAME))
+    raw = (out / RAW_NAME).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == GOLDEN.read_text().strip()
+    assert json.loads((out / SUMMARY_NAME).read_text())["raw_results"]["runs"] == 19
+
+
+def test_a_failed_write_is_one_line_naming_the_file(
+    runs: dict[str, ScenarioRun],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cmd_scenarios, "run_all", lambda **_: list(runs.values()))
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    assert main(["scenarios", "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"txcheck scenarios: error: {tmp_path / RAW_NAME}: cannot write the results "
+        "(No space left on device)\n"
+    )
+    assert os.listdir(tmp_path) == []

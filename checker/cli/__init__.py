@@ -2,7 +2,8 @@
 
 Each subcommand lives in ``checker/cli/cmd_<name>.py`` and exposes ``register(subparsers)``, which
 adds its parser and sets ``run`` (``args -> int``) as the parser default. User mistakes
-(``InputError``) become a one-line message on stderr and exit code 2, never a traceback.
+(``InputError``) become a one-line message on stderr and exit code 2, never a traceback;
+control characters in it (from a file name, a case or a policy's exception) are escaped.
 Each ``cmd_<name>`` module keeps its top level light (argparse only) and imports what it
 needs inside ``run``, so start-up costs only what the chosen command uses.
 """
@@ -10,11 +11,15 @@ needs inside ``run``, so start-up costs only what the chosen command uses.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from txcheck.cli.safe_text import one_line
 from txcheck.models.errors import InputError, UserCodeError
 
 __all__ = [
@@ -67,7 +72,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage mistakes in one line, exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message, None)} (see --help)\n")
 
 
 SUMMARIES: dict[str, str] = {
@@ -120,13 +125,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
     except InputError as error:
-        print(f"txcheck {args.command}: error: {error}", file=sys.stderr)
+        print(f"txcheck {args.command}: error: {one_line(str(error), None)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except UserCodeError as error:
-        print(f"txcheck {args.command}: {error.kind} error: {error}", file=sys.stderr)
+        problem = one_line(str(error), None)
+        print(f"txcheck {args.command}: {error.kind} error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as error:
+        if error.errno not in _OUTPUT_ERRNOS:
+            raise
+        return _output_failed(args.command, error)
     return code
+
+
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Errors that only writing can raise: stdout (or a file) could not take the output."""
+
+
+def _output_failed(command: str, error: OSError) -> int:
+    """One line on stderr (none for a closed pipe, as ``| head`` closes it on purpose),
+    exit 2; stdout is pointed at the null device so the flush at exit stays quiet."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: no file descriptor
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if error.errno != errno.EPIPE:
+        where = one_line(str(error.filename or "stdout"), None)
+        problem = error.strerror or str(error)
+        print(f"txcheck {command}: error: {where}: cannot write ({problem})", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def console_main() -> NoReturn:

@@ -2,10 +2,13 @@
 
 Stage 1 is the strict score of ``txcheck score``; stage 2 runs every valid proposal in the
 sandbox under ``naive`` and ``guarded`` over a fixed fault schedule (docs/evaluation.md).
-Exit 2 when any line of the cases file was bad (after printing everything), else 1 when
-any case fails stage 1 or ``guarded`` fails any run, else 0. naive's failed runs are
-reported but never change the exit code: they are the baseline. Each bad line is also one
-line on stderr.
+The cases file is read as a stream: line by line, each decoded as UTF-8 on its own and
+capped in length (``txcheck.scoring.reading``), each case evaluated before the next line
+is read; a count of evaluated cases is shown on stderr when it is a terminal.
+Exit 2 when any line of the cases file was bad (after printing everything), else 3 when
+no case was evaluated (inconclusive), else 1 when any case fails stage 1 or ``guarded``
+fails any run, else 0. naive's failed runs are reported but never change the exit code:
+they are the baseline. Each bad line is also one line on stderr.
 """
 
 from __future__ import annotations
@@ -13,14 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
 
+from txcheck.cli import EXIT_INCONCLUSIVE
+from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.render_evaluation import EvaluationView
-from txcheck.evaluate.evaluation import evaluate_file
+from txcheck.cli.safe_text import one_line
+from txcheck.evaluate.evaluation import CaseEvaluation, evaluate_cases, report_of
 from txcheck.models.contract_loader import load_contract
-from txcheck.scoring.cases import read_cases
+from txcheck.models.errors import InputError
+from txcheck.scoring.cases import LineError, iter_cases, open_cases
+from txcheck.scoring.reading import iter_lines
 
 __all__ = ["register", "run"]
 
@@ -33,7 +42,8 @@ def register(subparsers: Any) -> None:
             "Stage 1 scores each proposal strictly (as 'txcheck score'). Stage 2 runs each "
             "valid proposal in the sandbox under the naive and the guarded policy, fault-free "
             "and once per fault of a fixed schedule, and reports state consistency, fault "
-            "recovery, efficiency and vetoes per policy."
+            "recovery, efficiency and vetoes per policy. Exit 0 all pass, 1 some fail, "
+            "2 bad input, 3 no case evaluated."
         ),
     )
     parser.add_argument("contract", metavar="CONTRACT", help="contract JSON file")
@@ -42,13 +52,40 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def _counted(
+    items: Iterator[CaseEvaluation | LineError], progress: LineProgress
+) -> Iterator[CaseEvaluation | LineError]:
+    done = bad = 0
+    for item in items:
+        if isinstance(item, LineError):
+            bad += 1
+        else:
+            done += 1
+        progress.tick(done, bad)
+        yield item
+
+
 def run(args: argparse.Namespace) -> int:
     contract = load_contract(args.contract)
-    report = evaluate_file(contract, read_cases(args.cases))
+    source = args.cases
+    progress = LineProgress("cases evaluated")
+    with open_cases(source) as handle:
+        items = evaluate_cases(contract, iter_cases(iter_lines(handle)), source=source)
+        try:
+            report = report_of(source, _counted(items, progress))
+        except OSError as failure:  # a read error mid-file (the open was checked)
+            raise InputError(
+                f"cannot read the cases file: {failure.strerror or failure}", source=source
+            ) from None
+    progress.clear()
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True, indent=2, allow_nan=False))
     else:
         Console().print(EvaluationView(report))
+    shown = one_line(source, None)
     for error in report.errors:
-        print(f"txcheck evaluate: {report.source}:{error.line}: {error.message}", file=sys.stderr)
+        message = one_line(error.message, None)
+        print(f"txcheck evaluate: {shown}:{error.line}: {message}", file=sys.stderr)
+    if report.exit_code == EXIT_INCONCLUSIVE:
+        print(f"txcheck evaluate: {shown}: inconclusive: no case was evaluated", file=sys.stderr)
     return report.exit_code

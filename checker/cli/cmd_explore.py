@@ -3,7 +3,9 @@
 Exit 0 when no counterexample was found, 1 when one was (its trace is written to
 ``--trace-out``), 2 on bad input; a user policy that raises or never yields is reported
 as a policy error (exit 2) with the trace up to that point. Progress goes to stderr, and
-only on a terminal; ``--json`` prints one JSON object on stdout.
+only on a terminal; ``--json`` prints one JSON object on stdout. ``--trace-out`` is
+checked before the search (``check_writable``); a write that still fails after it is
+reported after the whole report (exit 2), so the counterexample is never lost unseen.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
@@ -30,35 +33,12 @@ from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.fixture import WorldFixture, default_fixture, load_world
 from txcheck.models.proposal_parser import load_proposal
-from txcheck.traces.document import trace_of, write_trace
+from txcheck.traces.document import check_writable, trace_of, write_trace
 from txcheck.traces.repro import python_reproduction
 
 __all__ = ["DEFAULT_TRACE", "register", "run"]
 
 DEFAULT_TRACE = "txcheck-counterexample.json"
-
-
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a {kind.__name__} (got {text!r})") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive (got {text!r})")
-        return value
-
-    return parse
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more (got {text!r})")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -79,21 +59,21 @@ def register(subparsers: Any) -> None:
         "--engine", default="auto", choices=["auto", *ENGINES], help="exploration engine"
     )
     parser.add_argument(
-        "--max-examples", type=_positive(int), default=1000, metavar="N", help="runs per engine"
+        "--max-examples", type=positive_int, default=1000, metavar="N", help="runs per engine"
     )
     parser.add_argument(
-        "--max-faults", type=_natural, default=3, metavar="K", help="deviations per run"
+        "--max-faults", type=natural, default=3, metavar="K", help="deviations per run"
     )
     parser.add_argument(
-        "--time-budget", type=_positive(float), metavar="S", help="seconds for the whole run"
+        "--time-budget", type=positive_seconds, metavar="S", help="seconds for the whole run"
     )
     parser.add_argument(
-        "--seed", type=_natural, metavar="S", help="reproducible run (no example database)"
+        "--seed", type=natural, metavar="S", help="reproducible run (no example database)"
     )
     parser.add_argument("--no-seeds", action="store_true", help="skip the scenario seeds")
     parser.add_argument(
         "--max-shrinks",
-        type=_natural,
+        type=natural,
         default=500,
         metavar="N",
         help="stop shrinking after N examples past the first failure (default 500)",
@@ -102,8 +82,13 @@ def register(subparsers: Any) -> None:
         "--trace-out", default=DEFAULT_TRACE, metavar="FILE", help="counterexample trace file"
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --trace-out file even when it is not a txcheck trace",
+    )
+    parser.add_argument(
         "--policy-timeout",
-        type=_positive(float),
+        type=positive_seconds,
         default=DEFAULT_POLICY_TIMEOUT,
         metavar="S",
         help="stop a user policy that runs this long without yielding",
@@ -145,7 +130,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
     )
 
 
-def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
+def _found_json(found: Counterexample, path: str | None) -> dict[str, Any]:
     execution = found.execution
     return {
         "engine": found.found_by,
@@ -161,7 +146,7 @@ def _found_json(found: Counterexample, path: str) -> dict[str, Any]:
 
 
 def _result_json(
-    policy: str, engine: str, result: ExploreResult, path: str, warnings: list[str]
+    policy: str, engine: str, result: ExploreResult, path: str | None, warnings: list[str]
 ) -> dict[str, Any]:
     found = result.counterexample
     return {
@@ -176,6 +161,7 @@ def _result_json(
 
 
 def run(args: argparse.Namespace) -> int:
+    check_writable(args.trace_out, force=args.force)  # before the search, not after it
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
     code = user_code(args)
     target = _target(args, loaded, code)
@@ -190,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         )
     found = result.counterexample
     console = report_console()
+    unwritten: InputError | None = None
     if found is not None:
         document = trace_of(
             found.execution,
@@ -199,13 +186,17 @@ def run(args: argparse.Namespace) -> int:
             plans=found.plans,
             extra={"engine": found.found_by, **code.record()},
         )
-        write_trace(document, args.trace_out)
+        try:
+            write_trace(document, args.trace_out, force=args.force)
+        except (OSError, InputError) as error:  # the report is still printed, then this
+            problem = error.problem if isinstance(error, InputError) else error.strerror or error
+            unwritten = InputError(f"cannot write the trace: {problem}", source=args.trace_out)
         if not args.json:
             console.print(
                 counterexample_report(
                     found.execution,
                     target=target,
-                    trace_path=args.trace_out,
+                    trace_path=None if unwritten else args.trace_out,
                     reproduction=python_reproduction(
                         found.execution,
                         policy=loaded.spec,
@@ -219,10 +210,14 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     if args.json:
-        document = _result_json(loaded.spec, args.engine, result, args.trace_out, warnings)
+        trace = None if unwritten else args.trace_out
+        document = _result_json(loaded.spec, args.engine, result, trace, warnings)
         print(json.dumps(document, indent=2, sort_keys=True))
     else:
         console.print(ExploreSummary(policy=loaded.spec, result=result))
+    if unwritten is not None:
+        sys.stdout.flush()
+        raise unwritten
     if found is not None and found.execution.error and not found.execution.failures:
         sys.stdout.flush()
         raise user_code_error(

@@ -8,9 +8,7 @@ bad input file never leaves half a cases file behind. Exit 0, or 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -62,19 +60,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from txcheck.cli.safe_text import one_line
     from txcheck.importers.bfcl import CATEGORIES, import_bfcl
     from txcheck.importers.tau2 import import_tau2
     from txcheck.models.errors import InputError
+    from txcheck.traces.atomic import replacing
 
     out = Path(args.out)
     try:
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115  (renamed or removed below)
-            "w", encoding="utf-8", dir=out.parent or Path("."), prefix=f".{out.name}.", delete=False
-        )
-    except OSError as error:
-        raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
-    try:
-        with handle:
+        with replacing(out, encoding="utf-8") as handle:
             if args.benchmark == "bfcl":
                 stats = import_bfcl(
                     Path(args.data_dir),
@@ -85,9 +79,8 @@ def run(args: argparse.Namespace) -> int:
                 )
             else:
                 stats = import_tau2(Path(args.domain_dir), handle, tools_file=args.tools)
-        os.replace(handle.name, out)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-    print(f"txcheck import {args.benchmark}: {out}: {stats.describe()}", file=sys.stderr)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
+    done = one_line(f"{out}: {stats.describe()}", None)
+    print(f"txcheck import {args.benchmark}: {done}", file=sys.stderr)
     return 0

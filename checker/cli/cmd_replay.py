@@ -22,7 +22,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.safe_text import one_line
 from txcheck.cli.user_code import add_user_code_options
 from txcheck.exploration.loading import (
     DEFAULT_POLICY_TIMEOUT,
@@ -61,7 +63,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", metavar="TRACE", help="trace file (txcheck-trace/1)")
     parser.add_argument("--policy", help="replay under this policy instead of the recorded one")
-    parser.add_argument("--policy-timeout", type=float, default=DEFAULT_POLICY_TIMEOUT, metavar="S")
+    parser.add_argument(
+        "--policy-timeout",
+        type=positive_seconds,
+        default=DEFAULT_POLICY_TIMEOUT,
+        metavar="S",
+        help="stop a user policy that runs this long without yielding",
+    )
     add_user_code_options(parser)
     parser.add_argument(
         "--trust-trace",
@@ -155,37 +163,41 @@ class ReplayReport:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         execution = self.execution
+        policy, path = one_line(self.policy, None), one_line(self.path, None)
         yield Text(
-            f"Replayed {self.path} under policy {self.policy} "
-            f"(recorded under {self.recorded_policy}): {len(execution.steps)} steps",
+            f"Replayed {path} under policy {policy} "
+            f"(recorded under {one_line(self.recorded_policy, None)}): "
+            f"{len(execution.steps)} steps",
             style="bold",
         )
         if execution.divergence is not None:
             yield Text(
-                f"Diverged: {execution.divergence.message()}. Policy {self.policy} cannot "
-                "follow the recorded run from there.",
+                f"Diverged: {one_line(execution.divergence.message(), None)}. Policy {policy} "
+                "cannot follow the recorded run from there.",
                 style="bold yellow",
             )
         if self.difference is not None:
-            yield Text(f"Not the recorded run: {self.difference}.", style="bold yellow")
+            yield Text(
+                f"Not the recorded run: {one_line(self.difference, None)}.", style="bold yellow"
+            )
         final = self.final
         if self.faults is not None:
             placed = self.faults.faults - self.faults.unplaced
             yield Text(
                 f"Replayed the recorded faults instead: {placed} of {self.faults.faults} "
-                f"placed at the matching points of {self.policy}'s own run"
+                f"placed at the matching points of {policy}'s own run"
                 + (f" ({self.faults.unplaced} found no place)" if self.faults.unplaced else "")
                 + f": {len(final.steps)} steps.",
                 style="bold",
             )
         if final.failures or final.error:
             yield counterexample_report(final, target=self.target)
-        recorded = ", ".join(self.recorded) or "none"
+        recorded = one_line(", ".join(self.recorded), None) or "none"
         if self.reproduced:
             yield Text(f"Reproduced: {recorded}.", style="bold red")
         elif final.failures:
             yield Text(
-                f"Violations: {', '.join(self.violations)} (recorded: {recorded}).",
+                f"Violations: {one_line(', '.join(self.violations), None)} (recorded: {recorded}).",
                 style="bold red",
             )
         elif final.divergence is not None:
@@ -195,7 +207,7 @@ class ReplayReport:
             )
         elif final.error is None:
             yield Text(
-                f"Policy {self.policy} passes this trace (recorded: {recorded}).",
+                f"Policy {policy} passes this trace (recorded: {recorded}).",
                 style="bold green",
             )
 

@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         files = write_results(runs, out, contract=contract, fixture=fixture)
     except OSError as error:
         raise OutputDirError(
-            f"cannot write the results ({error.strerror or error})", source=args.out
+            f"cannot write the results ({error.strerror or error})",
+            source=error.filename or args.out,
         ) from None
     if args.json:
         print(json.dumps(files.summary, sort_keys=True, indent=2))

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     from txcheck.cli.progress_line import LineProgress
     from txcheck.cli.render_score import ScoreStream
+    from txcheck.cli.safe_text import one_line
     from txcheck.models.contract_loader import load_contract
     from txcheck.scoring.case_contracts import CaseContracts
     from txcheck.scoring.cases import LineError, iter_cases, open_cases
@@ -110,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
         assert stream is not None
         for renderable in stream.finish(errors, final):
             console.print(renderable)
+    shown = one_line(source, None)
     for error in errors:
-        print(f"txcheck score: {source}:{error.line}: {error.message}", file=sys.stderr)
+        message = one_line(error.message, None)
+        print(f"txcheck score: {shown}:{error.line}: {message}", file=sys.stderr)
     code = exit_code(final)
     if code == 3:
-        print(f"txcheck score: {source}: inconclusive: no case was scored", file=sys.stderr)
+        print(f"txcheck score: {shown}: inconclusive: no case was scored", file=sys.stderr)
     return code

@@ -1,9 +1,11 @@
-"""Human output for ``txcheck evaluate``: the four tables of BRIEF.md, and the split.
+"""Human output for ``txcheck evaluate``: the four tables, and the model/orchestration split.
 
 Stage one (call accuracy) is one row per case. The stage-two tables (state consistency,
 fault recovery, efficiency) have one row per case and policy, then one total row per
 policy; the details under them say which writes were unexpected, how the final state
-differs, which invariants failed and under which fault kinds.
+differs, which invariants failed and under which fault kinds. Case ids, call ids, bad-line
+messages and state paths come from the cases file or the model: each is a plain ``Text``
+through ``txcheck.cli.safe_text`` (never markup, control characters escaped).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.safe_text import one_line, plain
 from txcheck.evaluate.evaluation import GATE_POLICY, POLICIES, EvaluationReport, PolicyEvaluation
 from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS
 from txcheck.evaluate.metrics import Efficiency, Recovery, VetoCount
@@ -66,6 +69,11 @@ def _difference(d: Mapping[str, Any]) -> str:
     return f"{d['path']}: expected {_value(d['before'])}, got {_value(d['after'])}"
 
 
+def _id(case_id: str) -> Text:
+    """A case id as a table cell: whole (the column folds it), never markup."""
+    return plain(case_id, None)
+
+
 def _titled(title: str) -> Iterator[Text]:
     yield Text("")
     yield Text(title, style="bold")
@@ -87,13 +95,14 @@ class EvaluationView:
         self.report = report
         self.executed = [c for c in report.cases if c.stage2 is not None]
 
-    def _rows(self) -> Iterator[tuple[str, str, PolicyEvaluation, bool]]:
+    def _rows(self) -> Iterator[tuple[Text, str, PolicyEvaluation, bool]]:
         """(case id on its first row, policy, evaluation, last row of the case)."""
         for case in self.executed:
             assert case.stage2 is not None
             names = [n for n in POLICIES if n in case.stage2]
             for i, name in enumerate(names):
-                yield case.id if i == 0 else "", name, case.stage2[name], i == len(names) - 1
+                label = _id(case.id) if i == 0 else Text("")
+                yield label, name, case.stage2[name], i == len(names) - 1
 
     def _runs(self, policy: str) -> list[RunResult]:
         return [r for c in self.executed if c.stage2 for r in c.stage2[policy].runs]
@@ -108,7 +117,7 @@ class EvaluationView:
         table.add_column("vetoes", no_wrap=True, overflow="fold")
         table.add_column("stage 2", no_wrap=True)
 
-        def row(label: str, result: CaseResult, stage2: str) -> None:
+        def row(label: Text, result: CaseResult, stage2: str) -> None:
             s = result.strict
             table.add_row(
                 label,
@@ -122,7 +131,7 @@ class EvaluationView:
             )
 
         for case in self.report.cases:
-            row(case.id, case.stage1, "run" if case.stage2 is not None else "skipped")
+            row(_id(case.id), case.stage1, "run" if case.stage2 is not None else "skipped")
         s = self.report.score.summary
         vetoes = Counter(v for c in self.report.cases for v in c.stage1.strict.vetoes)
         table.add_section()
@@ -144,7 +153,7 @@ class EvaluationView:
             yield Text("")
             yield Text("Not run in stage 2 (an invalid proposal is a stage-1 failure):")
             for case in skipped:
-                yield Text(f"  {case.id}: {case.skipped}")
+                yield Text(f"  {one_line(case.id, None)}: {one_line(case.skipped or '', None)}")
 
     # -- stage 2 ----------------------------------------------------------------------------
 
@@ -188,7 +197,7 @@ class EvaluationView:
                 "not run" if case.stage2 is None else _counts(case.stage2[p].vetoes.fired)
                 for p in POLICIES
             ]
-            table.add_row(case.id, "\n".join(case.stage1.strict.vetoes) or "-", *cells)
+            table.add_row(_id(case.id), "\n".join(case.stage1.strict.vetoes) or "-", *cells)
         stage1 = Counter(v for c in self.report.cases for v in c.stage1.strict.vetoes)
         table.add_section()
         table.add_row(
@@ -205,14 +214,14 @@ class EvaluationView:
         for case in self.executed:
             assert case.stage2 is not None
             for policy, e in case.stage2.items():
-                where = f"  {case.id} ({policy})"
+                where = Text(f"  {one_line(case.id, None)} ({policy})")
                 for effect in e.fault_free.unexpected or ():
-                    grid.add_row(where, f"unexpected write: {effect.describe()}")
+                    grid.add_row(where, plain(f"unexpected write: {effect.describe()}", None))
                 for d in e.state_diff[:_DIFF_LINES]:
-                    grid.add_row(where, _difference(d))
+                    grid.add_row(where, plain(_difference(d), None))
                 if len(e.state_diff) > _DIFF_LINES:
                     more = len(e.state_diff) - _DIFF_LINES
-                    grid.add_row(where, f"... and {more} more difference(s) (see --json)")
+                    grid.add_row(where, Text(f"... and {more} more difference(s) (see --json)"))
         if grid.row_count:
             yield Text("")
             yield Text("The fault-free run against the expected calls' run:")
@@ -273,7 +282,7 @@ class EvaluationView:
             rows = rows or [("(none failed)", f"0/{len(e.runs)}", "-")]
             for i, (kind, share, names_text) in enumerate(rows):
                 table.add_row(
-                    case_id if i == 0 else "",
+                    case_id if i == 0 else Text(""),
                     policy if i == 0 else "",
                     kind,
                     share,
@@ -306,7 +315,7 @@ class EvaluationView:
         table.add_column("line", justify="right", no_wrap=True)
         table.add_column("problem", overflow="fold")
         for e in self.report.errors:
-            table.add_row(str(e.line), e.message)
+            table.add_row(str(e.line), plain(e.message, None))
         return table
 
     def _summary(self) -> Table:
@@ -362,6 +371,9 @@ class EvaluationView:
         yield from _titled("Summary: model errors vs orchestration failures")
         yield self._summary()
         yield Text("")
+        if self.report.exit_code == 3:
+            yield Text("Exit code 3: inconclusive, no case was evaluated.")
+            return
         yield Text(
             f"Exit code {self.report.exit_code}: 2 for bad lines, else 1 when a case fails "
             f"stage 1 or {GATE_POLICY} fails any run, else 0. naive's failed runs never change "

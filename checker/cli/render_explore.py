@@ -3,6 +3,7 @@
 ``ExploreSummary`` is a rich renderable: one row per engine (runs, steps, notes), then the
 coverage summary (deviations taken by kind, the states each invariant was checked at,
 how runs ended, with counts). Wall-clock figures are left out so the text is reproducible.
+Names (a user policy's, an engine's notes) go through ``txcheck.cli.safe_text``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.safe_text import one_line, plain
 from txcheck.exploration.auto import ExploreResult
 from txcheck.models.choices import FaultKind
 
@@ -35,14 +37,15 @@ class ExploreSummary:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result = self.result
+        policy = one_line(self.policy, None)
         if result.counterexample is None:
-            yield Text(f"No counterexample for policy {self.policy}.", style="bold green")
+            yield Text(f"No counterexample for policy {policy}.", style="bold green")
         else:
             found = result.counterexample
             shortened = f", shortened by {found.shortened_by}" if found.shortened_by else ""
+            how = one_line(f"{found.invariant} (found by {found.found_by}{shortened}", None)
             yield Text(
-                f"Counterexample for policy {self.policy}: {found.invariant} "
-                f"(found by {found.found_by}{shortened}, {found.deviations} deviations, "
+                f"Counterexample for policy {policy}: {how}, {found.deviations} deviations, "
                 f"{len(found.execution.steps)} steps)",
                 style="bold red",
             )
@@ -51,10 +54,10 @@ class ExploreSummary:
             table.add_column(name, justify="right" if name in ("runs", "steps") else "left")
         for report in result.reports:
             table.add_row(
-                Text(report.engine),
+                plain(report.engine, None),
                 Text(str(report.runs)),
                 Text(str(report.steps)),
-                Text("; ".join(report.notes)),
+                plain("; ".join(report.notes), None),
             )
         yield table
         coverage = result.coverage()
@@ -68,7 +71,7 @@ class ExploreSummary:
             if not counts and key != "deviations":
                 continue
             yield Text(heading + ":", style="bold")
-            line = ", ".join(f"{name} {count}" for name, count in counts.items())
+            line = one_line(", ".join(f"{name} {count}" for name, count in counts.items()), None)
             yield Text(f"  {line or 'none'}")
             if missing:
                 yield Text(f"  never taken: {', '.join(missing)}")

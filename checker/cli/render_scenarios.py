@@ -15,6 +15,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.safe_text import one_line, plain
 from txcheck.scenarios.catalog import DIMENSIONS
 from txcheck.scenarios.run import ScenarioRun
 
@@ -55,14 +56,14 @@ class ScenariosReport:
             scenarios = [r for r in own if r.control is None]
             controls = [r for r in own if r.control is not None]
             failed = [r.scenario.id for r in scenarios if not r.met]
-            guarded = f"FAIL: {', '.join(failed)}" if failed else "all pass"
+            guarded = one_line(f"FAIL: {', '.join(failed)}", None) if failed else "all pass"
             shown = [f"{_short(r.policy)}: {'seen' if r.met else 'NOT SEEN'}" for r in controls]
             table.add_row(
-                dimension,
-                str(len(scenarios)),
-                str(len(scenarios) - len(failed)),
-                guarded,
-                "\n".join(shown) or "-",
+                Text(dimension),
+                Text(str(len(scenarios))),
+                Text(str(len(scenarios) - len(failed))),
+                Text(guarded),
+                Text("\n".join(shown) or "-"),
             )
         return table
 
@@ -76,9 +77,9 @@ class ScenariosReport:
             if run.control is None:
                 continue
             table.add_row(
-                run.policy,
-                run.scenario.id,
-                f"{_words(run.expectation)}\n{run.control.designated}",
+                plain(run.policy, None),
+                plain(run.scenario.id, None),
+                Text(f"{_words(run.expectation)}\n{run.control.designated}"),
                 "seen" if run.met else "NOT SEEN",
             )
         return table
@@ -88,9 +89,9 @@ class ScenariosReport:
             wrong = [r for r in run.results if not r.passed]
             if not wrong:
                 continue
-            yield Text(f"{run.scenario.id} under {run.policy}:", style="bold red")
+            yield plain(f"{run.scenario.id} under {run.policy}:", None, style="bold red")
             for result in wrong:
-                yield Text(f"  {result.describe()}")
+                yield Text(f"  {one_line(result.describe(), None)}")
 
     def _footer(self) -> Iterator[Any]:
         scenarios, controls = self.summary["scenarios"], self.summary["controls"]
@@ -101,5 +102,6 @@ class ScenariosReport:
             style=style,
         )
         raw = self.summary["raw_results"]
-        yield Text(f"Wrote {self.where}/{raw['file']} ({raw['runs']} runs) and summary.json.")
+        where = one_line(self.where, None)
+        yield Text(f"Wrote {where}/{raw['file']} ({raw['runs']} runs) and summary.json.")
         yield Text(f"sha256 {raw['sha256']}")

@@ -17,7 +17,7 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from txcheck.cli.safe_text import plain
+from txcheck.cli.safe_text import one_line, plain
 from txcheck.models.verdict import Violation
 from txcheck.scoring.cases import LineError
 from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary
@@ -80,7 +80,9 @@ class ScoreStream:
             yield Text("Inconclusive: no case was scored; exit code 3.")
 
     def _table(self) -> Table:
-        title = f"Scored cases: {self.source}" if self._first_chunk else None
+        title = None
+        if self._first_chunk:
+            title = Text(f"Scored cases: {one_line(self.source, None)}", style="table.title")
         table = Table(title=title, box=box.SIMPLE_HEAD, show_header=self._first_chunk)
         self._first_chunk = False
         table.add_column("case", overflow="fold")

@@ -6,7 +6,8 @@ re-takes the recorded steps up to the one that broke a safety invariant, in a fr
 the same target, to snapshot the world before and after it (for a liveness failure: the
 initial and the final state).
 Steps are numbered, deviations from the default schedule are marked ``*``. Every cell is
-plain ``Text``: plan values are never read as markup.
+plain ``Text`` and every string from a plan, a trace or a policy goes through
+``txcheck.cli.safe_text``: never read as markup, control characters escaped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.safe_text import block, one_line
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
 from txcheck.models.runner import Run, Step
@@ -39,13 +41,8 @@ def report_console() -> Console:
     return console if console.is_terminal else Console(width=REPORT_WIDTH)
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _compact(value: Any, limit: int = 60) -> str:
-    return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False), limit)
+    return one_line(json.dumps(value, sort_keys=True, ensure_ascii=False), limit)
 
 
 def _request(step: Step) -> str:
@@ -56,7 +53,7 @@ def _request(step: Step) -> str:
     for key in ("tool", "call", "event", "delivery", "ticks"):
         if key in request:
             parts.append(str(request[key]))
-    return " ".join(parts)
+    return one_line(" ".join(parts), None)
 
 
 def _observed(step: Step) -> str:
@@ -67,21 +64,21 @@ def _observed(step: Step) -> str:
         status = str(observed.pop("status"))
         code = observed.pop("code", None)
         rest = f" {_compact(observed, 30)}" if observed else ""
-        return status + (f" ({code})" if code else "") + rest
+        return one_line(status + (f" ({code})" if code else ""), None) + rest
     return _compact(observed, 40)
 
 
 def _diff_lines(before: Any, after: Any, limit: int) -> list[str]:
     lines = []
     for change in json_diff(before, after):
+        path = one_line(change["path"], None)
         if change["op"] == "add":
-            lines.append(f"+ {change['path']} = {_compact(change['after'], 40)}")
+            lines.append(f"+ {path} = {_compact(change['after'], 40)}")
         elif change["op"] == "remove":
-            lines.append(f"- {change['path']} (was {_compact(change['before'], 40)})")
+            lines.append(f"- {path} (was {_compact(change['before'], 40)})")
         else:
             lines.append(
-                f"~ {change['path']}: {_compact(change['before'], 30)} -> "
-                f"{_compact(change['after'], 30)}"
+                f"~ {path}: {_compact(change['before'], 30)} -> {_compact(change['after'], 30)}"
             )
     if len(lines) > limit:
         lines = [*lines[:limit], f"... {len(lines) - limit} more changes"]
@@ -104,35 +101,38 @@ class CounterexampleReport:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         execution = self.execution
         steps = execution.steps
+        policy = one_line(self.policy, None)
         if execution.failures:
-            names = ", ".join(f.name for f in execution.failures)
-            head = f"Counterexample: policy {self.policy} violates {names}"
+            names = one_line(", ".join(f.name for f in execution.failures), None)
+            head = f"Counterexample: policy {policy} violates {names}"
         else:
-            head = f"Counterexample: policy {self.policy} raised an error"
+            head = f"Counterexample: policy {policy} raised an error"
         yield Text(head, style="bold red")
         yield Text(
             f"{len(steps)} steps, {execution.deviations} deviation"
             f"{'' if execution.deviations == 1 else 's'} from the default schedule"
-            + (f" (found by {self.found_by})" if self.found_by else "")
+            + (f" (found by {one_line(self.found_by, None)})" if self.found_by else "")
         )
         for failure in execution.failures:
             where = f"after step {failure.step}" if failure.step is not None else "at quiescence"
-            yield Text(f"{failure.name} ({failure.kind}, {where}):", style="bold")
+            name = one_line(f"{failure.name} ({failure.kind}, {where}):", None)
+            yield Text(name, style="bold")
             for message in failure.messages:
-                yield Text(f"  {message}")
+                yield Text(f"  {one_line(message, None)}")
         if execution.error:
-            yield Text(f"error: {execution.error}", style="bold")
+            yield Text(f"error: {block(execution.error)}", style="bold")
         yield _plans_table(execution.run)
         yield self._steps_table(steps)
         yield Text(self.diff_title, style="bold")
         for line in self.diff or ("(no change)",):
             yield Text(f"  {line}")
         if self.trace_path:
-            yield Text(f"Trace written to {self.trace_path}; replay it with:", style="bold")
-            yield Text(f"  txcheck replay {self.trace_path}")
+            path = one_line(self.trace_path, None)
+            yield Text(f"Trace written to {path}; replay it with:", style="bold")
+            yield Text(f"  txcheck replay {path}")
         if self.reproduction:
             yield Text("Reproduce in Python:", style="bold")
-            yield Text(self.reproduction.rstrip("\n"))
+            yield Text(block(self.reproduction.rstrip("\n")))
 
     def _steps_table(self, steps: Sequence[Step]) -> Table:
         table = Table(title="Steps (* = deviation)", title_justify="left", box=None)
@@ -150,9 +150,9 @@ class CounterexampleReport:
             table.add_row(
                 Text(str(step.index)),
                 Text("*" if step.deviation else ""),
-                Text(step.choice.actor),
-                Text(step.choice.action),
-                Text(step.choice.outcome),
+                Text(one_line(step.choice.actor, None)),
+                Text(one_line(step.choice.action, None)),
+                Text(one_line(step.choice.outcome, None)),
                 Text(_request(step)),
                 Text(_observed(step)),
             )
@@ -167,7 +167,10 @@ def _plans_table(run: Run) -> Table:
         for call in plan.calls:
             arguments = call.arguments if call.arguments is not None else call.raw_arguments
             table.add_row(
-                Text(instance), Text(call.id), Text(call.name), Text(_compact(arguments, 70))
+                Text(one_line(instance, None)),
+                Text(one_line(call.id, None)),
+                Text(one_line(call.name, None)),
+                Text(_compact(arguments, 70)),
             )
     return table
 

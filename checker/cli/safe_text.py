@@ -1,29 +1,65 @@
-"""Untrusted strings (ids, names, messages from a case or a contract) made safe to print.
+"""Untrusted strings (ids, names, messages, paths from a case, a contract, a trace or a
+model's output) made safe to print.
 
 Such a string is never rich markup and never reaches the terminal raw: control characters
-(ESC, BEL, C1 codes, ...) are shown as ``\\x1b``-style escapes, lone surrogates as
-``\\udcxx``, whitespace runs collapse to one space, and the result is cut to a length.
-``plain`` wraps it in a rich ``Text``, which rich never parses for markup.
+(ESC, BEL, CR, DEL, the C1 codes U+0080-U+009F) and the bidirectional overrides that can
+make a line read differently from what it holds are shown as ``\\x1b``/``\\u202e``-style
+escapes, and lone surrogates as ``\\udcxx``. Escaping comes before any cut, so a cut
+string can never end inside an escape sequence (an unterminated OSC would swallow what
+follows). ``plain`` and ``plain_block`` wrap the result in a rich ``Text``, which rich never
+parses for markup (``[bold]``, ``[link=...]`` print literally).
+
+The module imports rich only for ``plain``/``plain_block``, so the CLI's error path can use
+``one_line`` without loading it.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
-__all__ = ["one_line", "plain"]
+__all__ = ["block", "escape_controls", "one_line", "plain", "plain_block"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def one_line(text: str, limit: int = 80) -> str:
-    """``text`` as one printable line of at most ``limit`` characters."""
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character but tab and newline escaped."""
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    text = " ".join(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text).split())
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+    return _CONTROL.sub(_escaped, text)
 
 
-def plain(text: str, limit: int = 80, style: str = "") -> Text:
+def one_line(text: str, limit: int | None = 80) -> str:
+    """``text`` as one printable line (whitespace runs become one space) of at most
+    ``limit`` characters (``None``: no limit), cut with ``...``."""
+    text = " ".join(escape_controls(text).split())
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}..."
+
+
+def block(text: str) -> str:
+    """``text`` with its lines kept and every other control character escaped."""
+    return escape_controls(text)
+
+
+def plain(text: str, limit: int | None = 80, style: str = "") -> Text:
     """``one_line(text)`` as a rich ``Text`` (never read as markup)."""
+    from rich.text import Text  # noqa: PLC0415  (the error path stays free of rich)
+
     return Text(one_line(text, limit), style=style)
+
+
+def plain_block(text: str, style: str = "") -> Text:
+    """``block(text)`` as a rich ``Text`` (never read as markup)."""
+    from rich.text import Text  # noqa: PLC0415  (the error path stays free of rich)
+
+    return Text(block(text), style=style)

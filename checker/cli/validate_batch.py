@@ -91,7 +91,7 @@ class _Batch:
         assert item.problem is not None
         self.errors.append({"source": item.source, "line": item.line, "message": item.problem})
         self.progress.clear()
-        where = item.source if item.line is None else f"{item.source}:{item.line}"
+        where = one_line(item.source if item.line is None else f"{item.source}:{item.line}", None)
         print(f"txcheck validate: {where}: {one_line(item.problem, 400)}", file=sys.stderr)
 
     def finish(self) -> int:

@@ -1,4 +1,4 @@
-"""``txcheck evaluate``: the model and the orchestration, scored separately (BRIEF.md).
+"""``txcheck evaluate``: the model and the orchestration, scored separately.
 
 Stage one is the strict score of ``txcheck.scoring.scorer``, unchanged. Stage two takes each
 proposal that is *valid* (no violation at any validation level that ran; scorer-only
@@ -12,12 +12,16 @@ The report keeps the two apart: *model errors* are stage-one failures; *orchestr
 failures* are failed runs under a policy for proposals the model got right. ``naive`` is
 expected to fail under faults (that is the comparison), so the exit code looks at stage
 one and at ``guarded`` only.
+
+Cases are evaluated as they are read (``evaluate_cases``): each one is scored, run and
+handed on before the next line is read, and only its results are kept (not its proposal
+or tools), so reading a file takes bounded memory.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -36,8 +40,9 @@ from txcheck.models.canonical import canonical_json
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
 from txcheck.models.proposal_parser import parse_proposal
+from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import Case, CaseFile, LineError
-from txcheck.scoring.scorer import CaseResult, ScoreReport, score_file
+from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary, score_cases
 from txcheck.traces.json_diff import json_diff
 
 __all__ = [
@@ -46,7 +51,9 @@ __all__ = [
     "CaseEvaluation",
     "EvaluationReport",
     "PolicyEvaluation",
+    "evaluate_cases",
     "evaluate_file",
+    "report_of",
     "skip_reason",
 ]
 
@@ -187,7 +194,9 @@ def _policy_evaluation(
     )
 
 
-ReferenceCache = dict[str, Reference]
+ReferenceCache = OrderedDict[str, Reference]
+_REFERENCES_KEPT = 256
+"""References kept for reuse (least recently used dropped), so memory stays bounded."""
 
 
 def _evaluate_case(
@@ -210,8 +219,12 @@ def _evaluate_case(
     )
     expected = [(c.name, c.example) for c in case.expect.calls]  # one accepted instance
     key = canonical_json([[[n, a] for n, a in expected], case.world])
-    if key not in cache:
+    if key in cache:
+        cache.move_to_end(key)
+    else:
         cache[key] = reference_of(contract, expected, fixture)
+        if len(cache) > _REFERENCES_KEPT:
+            cache.popitem(last=False)
     stage2 = {
         name: _policy_evaluation(
             name, contract=contract, case=case, source=source, fixture=fixture, ref=cache[key]
@@ -222,7 +235,7 @@ def _evaluate_case(
 
 
 def _tables(cases: Sequence[CaseEvaluation], score: ScoreReport) -> dict[str, Any]:
-    """The four tables of BRIEF.md over the whole file; the last three per policy."""
+    """The four tables over the whole file; the last three per policy."""
     s = score.summary
     stage1_vetoes = Counter(code for c in cases for code in c.stage1.strict.vetoes)
     tables: dict[str, Any] = {
@@ -287,10 +300,13 @@ class EvaluationReport:
 
     @property
     def exit_code(self) -> int:
-        """2 when any line was bad; else 1 when any case fails stage one or ``guarded``
-        fails any run; else 0. naive's failed runs never change it."""
+        """2 when any line was bad; else 3 when no case was evaluated (inconclusive); else 1
+        when any case fails stage one or ``guarded`` fails any run; else 0. naive's failed
+        runs never change it."""
         if self.errors:
             return 2
+        if not self.cases:
+            return 3
         if any(c.model_error for c in self.cases):
             return 1
         gate = [c.stage2[GATE_POLICY] for c in self.cases if c.stage2 is not None]
@@ -330,19 +346,46 @@ class EvaluationReport:
         }
 
 
-def evaluate_file(contract: Contract, cases: CaseFile) -> EvaluationReport:
-    """Stage one on every case (``score_file``), then stage two on every valid proposal."""
-    score = score_file(contract, cases)
-    by_line = {c.line: c for c in cases.cases}
-    cache: ReferenceCache = {}
-    evaluated = tuple(
-        _evaluate_case(
-            contract,
-            by_line[r.line],
-            result=r,
-            source=cases.source,
-            cache=cache,
-        )
-        for r in score.cases
+def evaluate_cases(
+    contract: Contract, items: Iterable[Case | LineError], *, source: str
+) -> Iterator[CaseEvaluation | LineError]:
+    """Evaluate cases as they come (a generator): each case is scored, then run, and
+    yielded before the next item is taken. Bad lines pass through; a case whose tools or
+    world fixture is malformed becomes one."""
+    contracts = CaseContracts(contract)
+    cache: ReferenceCache = OrderedDict()
+    for item in items:
+        if isinstance(item, LineError):
+            yield item
+            continue
+        for result in score_cases((item,), contracts, source=source):
+            if isinstance(result, LineError):
+                yield result
+            else:
+                yield _evaluate_case(contract, item, result=result, source=source, cache=cache)
+
+
+def report_of(source: str, items: Iterable[CaseEvaluation | LineError]) -> EvaluationReport:
+    """The report over evaluated cases and bad lines (``evaluate_cases``' output)."""
+    cases: list[CaseEvaluation] = []
+    errors: list[LineError] = []
+    for item in items:
+        if isinstance(item, LineError):
+            errors.append(item)
+        else:
+            cases.append(item)
+    errors.sort(key=lambda e: e.line)
+    stage1 = tuple(c.stage1 for c in cases)
+    score = ScoreReport(
+        source=source,
+        cases=stage1,
+        errors=tuple(errors),
+        summary=Summary.of(stage1, len(errors)),
     )
-    return EvaluationReport(source=cases.source, cases=evaluated, errors=score.errors, score=score)
+    return EvaluationReport(source=source, cases=tuple(cases), errors=tuple(errors), score=score)
+
+
+def evaluate_file(contract: Contract, cases: CaseFile) -> EvaluationReport:
+    """Stage one, then stage two, on every case of a file read whole."""
+    evaluated = evaluate_cases(contract, cases.cases, source=cases.source)
+    return report_of(cases.source, [*evaluated, *cases.errors])

@@ -21,6 +21,7 @@ from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.scenarios.catalog import DIMENSIONS
 from txcheck.scenarios.run import ScenarioRun
+from txcheck.traces.atomic import write_atomically
 
 __all__ = [
     "RAW_NAME",
@@ -113,19 +114,30 @@ class ResultFiles:
         return bool(self.summary["ok"])
 
 
+def _write(path: Path, data: bytes) -> None:
+    """``write_atomically``, with ``path`` as the failing file's name."""
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+
+
 def write_results(
     runs: Sequence[ScenarioRun], out: Path, *, contract: Contract, fixture: WorldFixture
 ) -> ResultFiles:
-    """Write both files into ``out`` (created if missing)."""
+    """Write both files into ``out`` (created if missing), each whole or not at all: a
+    temporary file in ``out`` renamed over the name, so a symbolic link planted under
+    either name is replaced, never written through. ``OSError`` when it cannot."""
     out.mkdir(parents=True, exist_ok=True)
     data = raw_text(runs).encode("utf-8")
     raw = out / RAW_NAME
-    raw.write_bytes(data)
+    _write(raw, data)
     summary = summarize(
         runs, raw_sha256=hashlib.sha256(data).hexdigest(), contract=contract, fixture=fixture
     )
     summary_path = out / SUMMARY_NAME
-    summary_path.write_bytes(
-        (json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    _write(
+        summary_path,
+        (json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode(),
     )
     return ResultFiles(raw=raw, summary_path=summary_path, summary=summary)
