@@ -82,7 +82,7 @@ def test_a_seeded_run_is_byte_for_byte_reproducible(capsys: pytest.CaptureFixtur
         outputs.append(capsys.readouterr().out.replace(name, "TRACE"))
     assert outputs[0] == outputs[1]
     assert Path("a.json").read_bytes() == Path("b.json").read_bytes()
-    assert not Path(".txcheck").exists()  # --seed runs without the example database
+    assert not Path(".txcheck/examples").exists()  # --seed runs without the example database
 
 
 def test_failures_are_saved_to_the_example_database(capsys: pytest.CaptureFixture[str]) -> None:

@@ -83,7 +83,7 @@ def test_builtin_names_load_the_builtin_policy() -> None:
 def test_import_paths_load_a_class_or_an_instance(spec: str) -> None:
     loaded = load_policy(spec)
     assert not loaded.builtin and loaded.spec == spec
-    assert isinstance(loaded.policy, WatchedPolicy) and loaded.policy.name == "mine"
+    assert isinstance(loaded.policy, WatchedPolicy) and loaded.policy.name == spec
     assert load_policy(spec, timeout=None).policy.name == "mine"
 
 
@@ -111,7 +111,7 @@ def test_each_loading_failure_is_one_line(spec: str, error: type, message: str) 
 
 def test_a_policy_that_raises_ends_the_execution_with_an_error() -> None:
     execution = _execute(load_policy("user_policies:Raises").policy)
-    assert "policy 'raises' raised in orchestrator-1" in execution.error  # type: ignore[attr-defined]
+    assert "policy 'user_policies:Raises' raised in orchestrator-1" in execution.error  # type: ignore[attr-defined]
     assert "KeyError" in execution.error  # type: ignore[attr-defined]
 
 

@@ -16,7 +16,7 @@ import errno
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from txcheck.cli.safe_text import one_line
@@ -26,7 +26,9 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FOUND",
     "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "HYPOTHESIS_HOME",
     "console_main",
     "main",
     "version",
@@ -37,6 +39,8 @@ EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCONCLUSIVE = 3
 """Nothing was shown either way (e.g. ``score`` of a file in which no case was scored)."""
+EXIT_INTERRUPTED = 130
+"""Stopped by SIGINT (128 + 2); SIGTERM during a search exits 143."""
 
 COMMANDS: tuple[str, ...] = (
     "validate",
@@ -119,9 +123,40 @@ def _chosen(argv: Sequence[str]) -> str:
     return ""
 
 
+SEARCHING: frozenset[str] = frozenset({"explore", "evaluate", "scenarios", "replay"})
+"""Commands that may run Hypothesis: its files go under ``HYPOTHESIS_HOME``."""
+HYPOTHESIS_HOME = ".txcheck/hypothesis"
+"""Where Hypothesis keeps its own files (its Unicode and constants caches), relative to
+the current directory: every file txcheck writes unasked lives under ``.txcheck/``."""
+
+
+@contextlib.contextmanager
+def _hypothesis_under_txcheck(command: str) -> Iterator[None]:
+    """For a command in ``SEARCHING``, Hypothesis' home is ``HYPOTHESIS_HOME`` while it
+    runs (set before anything imports Hypothesis' strategies, which write a Unicode cache
+    when imported), and what it was afterwards (``main`` may be called in-process)."""
+    if command not in SEARCHING:
+        yield
+        return
+    from hypothesis import configuration
+
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    configuration.set_hypothesis_home_dir(HYPOTHESIS_HOME)
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=_chosen(words))
+    command = _chosen(words)
+    with _hypothesis_under_txcheck(command):
+        return _main(command, words)
+
+
+def _main(command: str, words: list[str]) -> int:
+    parser = build_parser(only=command)
     args = parser.parse_args(words)
     try:
         code: int = args.run(args)
@@ -137,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if error.errno not in _OUTPUT_ERRNOS:
             raise
         return _output_failed(args.command, error)
+    except KeyboardInterrupt:  # before or after a command's own handling of SIGINT
+        print(f"txcheck {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return code
 
 

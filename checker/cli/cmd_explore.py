@@ -1,11 +1,17 @@
 """``txcheck explore``: search a policy for a counterexample, shrink it, write its trace.
 
-Exit 0 when no counterexample was found, 1 when one was (its trace is written to
-``--trace-out``), 2 on bad input; a user policy that raises or never yields is reported
+Exit 0 when the search exercised the policy and found nothing (the verdict says which
+bound was proved), 1 when it found a counterexample (its trace is written to
+``--trace-out``), 2 on bad input, 3 when the search was inconclusive (no run, no write
+or no fault was ever exercised; with ``--require-exhaustive``, the bound was not
+reached), 130/143 when interrupted by SIGINT/SIGTERM (the best counterexample found so
+far is still printed and written). A user policy that raises or never yields is reported
 as a policy error (exit 2) with the trace up to that point. Progress goes to stderr, and
 only on a terminal; ``--json`` prints one JSON object on stdout. ``--trace-out`` is
 checked before the search (``check_writable``); a write that still fails after it is
 reported after the whole report (exit 2), so the counterexample is never lost unseen.
+Hypothesis keeps its files under ``.txcheck/`` (``txcheck.cli.HYPOTHESIS_HOME``), never
+in a ``.hypothesis/`` of the current directory.
 """
 
 from __future__ import annotations
@@ -17,17 +23,20 @@ from typing import Any
 
 from rich.console import Console
 
-from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.safe_text import one_line
+from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
-from txcheck.exploration.target import Bounds, Budget, Target
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.verdict import Verdict, verdict_of
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, user_code_error
@@ -39,6 +48,7 @@ from txcheck.traces.repro import python_reproduction
 __all__ = ["DEFAULT_TRACE", "register", "run"]
 
 DEFAULT_TRACE = "txcheck-counterexample.json"
+_EXITS = {"pass": EXIT_OK, "counterexample": EXIT_FOUND, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 def register(subparsers: Any) -> None:
@@ -48,7 +58,8 @@ def register(subparsers: Any) -> None:
         description=(
             "Model-check an orchestration policy: generate plans and fault schedules, "
             "check every invariant, shrink the first failure and write its trace. "
-            "Exit 0 nothing found, 1 counterexample, 2 bad input."
+            "Exit 0 nothing found (the bound proved is stated), 1 counterexample, "
+            "2 bad input or a policy error, 3 inconclusive, 130/143 interrupted."
         ),
     )
     parser.add_argument("--policy", default="guarded", help="built-in name or package.module:Name")
@@ -63,6 +74,18 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-faults", type=natural, default=3, metavar="K", help="deviations per run"
+    )
+    parser.add_argument(
+        "--max-states",
+        type=positive_int,
+        default=Bounds().max_states,
+        metavar="N",
+        help=f"states the systematic search may visit (default {Bounds().max_states:,})",
+    )
+    parser.add_argument(
+        "--require-exhaustive",
+        action="store_true",
+        help="exit 3 (inconclusive) unless the systematic search reached --max-faults",
     )
     parser.add_argument(
         "--time-budget", type=positive_seconds, metavar="S", help="seconds for the whole run"
@@ -111,6 +134,13 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
         plan = load_proposal(args.plan)
         if not plan.calls:
             raise InputError("the proposal has no tool calls to explore", source=args.plan)
+        if all(contract.tool(call.name) is None for call in plan.calls):
+            names = ", ".join(sorted({one_line(c.name, 40) for c in plan.calls}))
+            raise InputError(
+                f"the proposal calls no tool the contract has (it calls {names}; the "
+                f"contract has {', '.join(sorted(contract.tools))}): is it the right --contract?",
+                source=args.plan,
+            )
         plans = ((plan,), (plan, plan))
     return Target(
         policy_name=loaded.spec,
@@ -120,7 +150,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
         services=code.services,
         invariants=code.invariants,
         plans=plans,
-        bounds=Bounds(max_faults=args.max_faults),
+        bounds=Bounds(max_faults=args.max_faults, max_states=args.max_states),
         budget=Budget(
             max_examples=args.max_examples,
             time_budget=args.time_budget,
@@ -146,10 +176,17 @@ def _found_json(found: Counterexample, path: str | None) -> dict[str, Any]:
 
 
 def _result_json(
-    policy: str, engine: str, result: ExploreResult, path: str | None, warnings: list[str]
+    policy: str,
+    *,
+    engine: str,
+    result: ExploreResult,
+    verdict: Verdict,
+    path: str | None,
+    warnings: list[str],
 ) -> dict[str, Any]:
     found = result.counterexample
     return {
+        "verdict": verdict.to_json(),
         "warnings": warnings,
         "policy": policy,
         "engine": engine,
@@ -166,14 +203,27 @@ def run(args: argparse.Namespace) -> int:
     code = user_code(args)
     target = _target(args, loaded, code)
     warnings = warn_about("explore", target.contract)
+    deadline = Deadline(target.budget.time_budget)
     progress = ExploreProgress(Console(stderr=True))
-    with progress:
+    stopping = Stopping(
+        "explore",
+        deadline,
+        policy_timeout=None if loaded.builtin else args.policy_timeout,
+        time_budget=args.time_budget,
+        policy=f"policy {one_line(loaded.spec, None)!r}",
+    )
+    with stopping, progress:
         result = explore(
             target,
             engine=args.engine,
             seeds=not args.no_seeds and not args.plan,
+            deadline=deadline,
             observe=progress.observe,
         )
+    interrupted = stopping.code is not None
+    verdict = verdict_of(
+        result, target, require_exhaustive=args.require_exhaustive, interrupted=interrupted
+    )
     found = result.counterexample
     console = report_console()
     unwritten: InputError | None = None
@@ -211,10 +261,25 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.json:
         trace = None if unwritten else args.trace_out
-        document = _result_json(loaded.spec, args.engine, result, trace, warnings)
+        document = _result_json(
+            loaded.spec,
+            engine=args.engine,
+            result=result,
+            verdict=verdict,
+            path=trace,
+            warnings=warnings,
+        )
+        document["interrupted"] = interrupted
         print(json.dumps(document, indent=2, sort_keys=True))
     else:
-        console.print(ExploreSummary(policy=loaded.spec, result=result))
+        console.print(ExploreSummary(policy=loaded.spec, result=result, verdict=verdict))
+    if stopping.code is not None:
+        sys.stdout.flush()
+        kept = " (the best counterexample so far is above)" if found is not None else ""
+        print(f"txcheck explore: interrupted{kept}", file=sys.stderr)
+        if unwritten is not None:
+            print(f"txcheck explore: error: {unwritten}", file=sys.stderr)
+        return stopping.code
     if unwritten is not None:
         sys.stdout.flush()
         raise unwritten
@@ -224,4 +289,4 @@ def run(args: argparse.Namespace) -> int:
             found.execution.error_kind,
             f"{found.execution.error} (trace up to that point: {args.trace_out})",
         )
-    return EXIT_OK if found is None else EXIT_FOUND
+    return _EXITS[verdict.outcome]

@@ -1,9 +1,11 @@
 """Human rendering of an exploration: what ran, what it covered, what it found.
 
-``ExploreSummary`` is a rich renderable: one row per engine (runs, steps, notes), then the
-coverage summary (deviations taken by kind, the states each invariant was checked at,
-how runs ended, with counts). Wall-clock figures are left out so the text is reproducible.
-Names (a user policy's, an engine's notes) go through ``txcheck.cli.safe_text``.
+``ExploreSummary`` is a rich renderable: the verdict (a counterexample, a pass with the
+bound it proved, or inconclusive with what was never exercised), one row per engine
+(runs, steps, notes), then the coverage summary (deviations taken by kind, the states
+each invariant was checked at, how runs ended, with counts). Wall-clock figures are left
+out so the text is reproducible. Names (a user policy's, an engine's notes) go through
+``txcheck.cli.safe_text``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
 from txcheck.exploration.auto import ExploreResult
+from txcheck.exploration.verdict import Verdict
 from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreSummary"]
@@ -34,11 +37,28 @@ class ExploreSummary:
 
     policy: str
     result: ExploreResult = attrs.field(eq=False)
+    verdict: Verdict | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result = self.result
         policy = one_line(self.policy, None)
-        if result.counterexample is None:
+        verdict = self.verdict
+        if result.counterexample is None and verdict is not None:
+            exercised = (
+                f"{verdict.runs:,} runs, {verdict.writes:,} writes committed, "
+                f"{verdict.faults:,} faults injected"
+            )
+            if verdict.outcome == "pass":
+                yield Text(
+                    f"No counterexample for policy {policy}: {verdict.bound} ({exercised}).",
+                    style="bold green",
+                )
+            else:
+                yield Text(f"Inconclusive for policy {policy}: {verdict.bound}.", style="bold")
+                for reason in verdict.unexercised:
+                    yield Text(f"  - {reason}", style="yellow")
+                yield Text(f"  ({exercised})")
+        elif result.counterexample is None:
             yield Text(f"No counterexample for policy {policy}.", style="bold green")
         else:
             found = result.counterexample

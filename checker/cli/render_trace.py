@@ -178,9 +178,10 @@ def _plans_table(run: Run) -> Table:
 def _snapshots(
     execution: Execution, step: int | None, target: Target
 ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    run = target.run(execution.plans)
     if step is None:
-        return run.world.snapshot(), execution.run.world.snapshot()
+        initial = target.run(execution.plans, start=False)  # runs no user code
+        return initial.world.snapshot(), execution.run.world.snapshot()
+    run = target.run(execution.plans)
     for recorded in execution.steps[:step]:
         run.apply(recorded.choice, deviation=recorded.deviation)
     before = run.world.snapshot()
@@ -199,20 +200,23 @@ def counterexample_report(
     diff_limit: int = 40,
 ) -> CounterexampleReport:
     """Build the report, re-taking the steps once (in a run of ``target``) for the
-    state diff."""
+    state diff; never for a user-code error, which would only raise or hang again."""
     step: int | None = None
-    if execution.failures:
+    if execution.error is not None:
+        step = None  # re-running user code that raised or hung would raise or hang again
+    elif execution.failures:
         step = execution.failures[0].step
     elif execution.steps:
         step = len(execution.steps) - 1
     if step is not None and step >= len(execution.steps):
         step = None
     before, after = _snapshots(execution, step, target)
-    title = (
-        f"State change at step {step}:"
-        if step is not None
-        else "State change over the whole run (the failure is at quiescence):"
-    )
+    if step is not None:
+        title = f"State change at step {step}:"
+    elif execution.error is not None:
+        title = "State change over the whole run, up to the error:"
+    else:
+        title = "State change over the whole run (the failure is at quiescence):"
     return CounterexampleReport(
         policy=target.policy_name,
         execution=execution,

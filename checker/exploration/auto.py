@@ -101,6 +101,7 @@ def run_seeds(target: Target, deadline: Deadline, tally: Tally | None = None) ->
         counterexample=found,
         coverage=counters.coverage(),
         seconds=time.monotonic() - started,
+        writes=counters.writes,
     )
 
 
@@ -108,7 +109,10 @@ def _shorten(
     target: Target, deadline: Deadline, found: Counterexample
 ) -> tuple[EngineReport | None, Counterexample]:
     """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
-    below its deviation count, briefly; the report and the (perhaps shorter) bug."""
+    below its deviation count, briefly; the report and the (perhaps shorter) bug. A
+    policy error is kept as it is."""
+    if found.execution.error is not None:
+        return None, found
     report = search_below(target, found.plans, found.deviations, deadline.within(SHORTEN_SECONDS))
     if report is None or report.counterexample is None:
         return report, found

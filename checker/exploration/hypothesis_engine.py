@@ -25,6 +25,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from txcheck.exploration.machine import (
     BudgetExpired,
     InvariantViolation,
+    PolicyHung,
     Recorder,
     ShrinkBudgetSpent,
     machine_class,
@@ -33,7 +34,7 @@ from txcheck.exploration.report import Counterexample, EngineReport, Tally
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.shrink import fewer_deviations
 from txcheck.exploration.target import Deadline, Target
-from txcheck.models.errors import PolicyError, TxcheckError
+from txcheck.models.errors import PolicyError
 
 __all__ = ["PHASES", "HypothesisEngine", "confirm", "example_database"]
 
@@ -60,7 +61,7 @@ def confirm(target: Target, found: Execution) -> Execution:
     replayed = execute(target, found.plans, choices=[s.choice for s in found.steps])
     same = [f.name for f in replayed.failures] == [f.name for f in found.failures]
     if not same or (replayed.error is None) != (found.error is None):
-        raise TxcheckError(
+        raise PolicyError(
             f"policy {target.policy_name!r}: re-executing the counterexample did not "
             f"fail the same way ({[f.name for f in found.failures]} then "
             f"{[f.name for f in replayed.failures]}); is the policy deterministic?"
@@ -101,15 +102,18 @@ class HypothesisEngine:
                 run_state_machine_as_test(machine, settings=hypothesis_settings)
         except InvariantViolation:
             found = recorder.best
+        except PolicyHung:
+            found = recorder.last
         except ShrinkBudgetSpent:
             found = recorder.smallest
             notes.append(f"shrinking stopped after {budget.max_shrinks} examples")
         except BudgetExpired:
             found = recorder.smallest
+            why = "interrupted" if deadline.interrupted else "time budget ran out"
             notes.append(
-                "time budget ran out while shrinking: the smallest failure seen is reported"
+                f"{why} while shrinking: the smallest failure seen is reported"
                 if found is not None
-                else "time budget ran out"
+                else why
             )
         except Flaky as error:
             raise PolicyError(
@@ -117,7 +121,11 @@ class HypothesisEngine:
                 f"(it must be deterministic): {type(error).__name__}"
             ) from None
         counterexample = None
-        if found is not None:
+        if found is not None and found.error is not None:
+            # A policy error is reported as Hypothesis left it, not re-executed: a
+            # policy that hung would hang again (twice its time limit).
+            counterexample = Counterexample(found_by=self.name, plans=found.plans, execution=found)
+        elif found is not None:
             execution = confirm(target, found)
             counterexample = Counterexample(
                 found_by=self.name, plans=execution.plans, execution=execution
@@ -131,6 +139,7 @@ class HypothesisEngine:
             steps=counters.steps,
             counterexample=counterexample,
             coverage=counters.coverage(),
+            writes=counters.writes,
             seconds=time.monotonic() - started,
             notes=tuple(notes),
         )

@@ -12,6 +12,8 @@ two system calls per step and nothing at all for the trusted built-ins.
 from __future__ import annotations
 
 import importlib
+import inspect
+import math
 import os
 import re
 import signal
@@ -20,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -40,6 +42,8 @@ from txcheck.models.services import ServiceSet
 
 __all__ = [
     "DEFAULT_POLICY_TIMEOUT",
+    "MAX_TIMEOUT",
+    "MIN_TIMEOUT",
     "LoadedPolicy",
     "WatchedPolicy",
     "load_invariants",
@@ -50,6 +54,8 @@ __all__ = [
 
 DEFAULT_POLICY_TIMEOUT = 5.0
 """Seconds a user policy may run between two yields before it is stopped."""
+MIN_TIMEOUT = 0.001
+MAX_TIMEOUT = 1_000_000_000.0
 
 _SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
@@ -127,17 +133,21 @@ def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> Actor
 class WatchedPolicy(Policy):
     """A user policy whose generators run under the watchdog; everything else delegates."""
 
-    def __init__(self, inner: Policy, *, seconds: float = DEFAULT_POLICY_TIMEOUT) -> None:
+    def __init__(
+        self, inner: Policy, *, seconds: float = DEFAULT_POLICY_TIMEOUT, name: str | None = None
+    ) -> None:
         self.inner = inner
         self.seconds = seconds
-        self.name = inner.name
+        self.name = inner.name if name is None else name
+        """What messages call the policy: the spec the user gave (a subclass of a built-in
+        policy inherits its ``name``, which would blame the built-in)."""
         self.uses_outbox = inner.uses_outbox
         self.max_attempts = inner.max_attempts
 
     def _watch(self, gen: ActorGen, where: str) -> ActorGen:
-        if not watchdog_available():
-            return gen
-        return _watched(gen, policy=self.name, where=where, seconds=self.seconds)
+        if not watchdog_available() or not inspect.isgenerator(gen):
+            return gen  # not a generator: the runner says so
+        return _watched(cast(ActorGen, gen), policy=self.name, where=where, seconds=self.seconds)
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
         return self._watch(self.inner.orchestrate(ctx), f"orchestrate ({ctx.instance})")
@@ -271,5 +281,23 @@ def load_policy(
         policy = _instantiate(spec, _resolve(spec))
         name = spec
     if timeout is not None:
-        policy = WatchedPolicy(policy, seconds=timeout)
+        policy = WatchedPolicy(policy, seconds=_timeout(timeout), name=name)
     return LoadedPolicy(spec=name, policy=policy, builtin=builtin)
+
+
+def _timeout(seconds: object) -> float:
+    """``seconds`` as a policy time limit: a finite number from 1 ms to ``MAX_TIMEOUT``
+    (0, a negative number, NaN or infinity would switch the watchdog off or overflow
+    its timer, and a policy would then be blamed for it)."""
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT
+    ):
+        raise InputError(
+            f"the policy time limit must be a finite number of seconds from {MIN_TIMEOUT:g} "
+            f"to {MAX_TIMEOUT:g} (got {seconds!r})",
+            source="--policy-timeout",
+        )
+    return float(seconds)

@@ -42,6 +42,7 @@ __all__ = [
     "SKIP_MAX",
     "BudgetExpired",
     "InvariantViolation",
+    "PolicyHung",
     "Recorder",
     "ShrinkBudgetSpent",
     "machine_class",
@@ -85,6 +86,11 @@ def describe_failure(execution: Execution) -> str:
 
 class ShrinkBudgetSpent(BudgetExpired):
     """``max_shrinks`` examples ran after the first failure: stop and report the smallest."""
+
+
+class PolicyHung(BudgetExpired):
+    """The policy ran past its time limit: stop at once and report that run (shrinking
+    would run it again, and hang again, once per attempt)."""
 
 
 @attrs.define
@@ -259,6 +265,8 @@ def machine_class(
             found.record(execution, final=final, example=counters.runs)
             if final and explain is not None:
                 note(explain(execution))
+            if execution.hung:
+                raise PolicyHung
             raise InvariantViolation(execution)
 
         def teardown(self) -> None:

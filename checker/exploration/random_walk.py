@@ -107,7 +107,7 @@ class RandomEngine:
             counterexample = Counterexample(
                 found_by=self.name, plans=failing.plans, execution=failing
             )
-            if self.shrink:
+            if self.shrink and failing.error is None:  # a policy error is kept as it was
                 counterexample = self._shrink(target, counterexample, deadline, notes)
         return EngineReport(
             engine=self.name,
@@ -115,6 +115,7 @@ class RandomEngine:
             steps=counters.steps,
             counterexample=counterexample,
             coverage=counters.coverage(),
+            writes=counters.writes,
             seconds=time.monotonic() - started,
             notes=tuple(notes),
         )

@@ -75,6 +75,9 @@ class Tally:
     invariants: Counter[str] = attrs.field(factory=Counter)
     outcomes: Counter[str] = attrs.field(factory=Counter)
     evaluations: int = 0
+    writes: int = 0
+    """Operations committed across the runs (a search that committed none exercised
+    nothing of what a policy does)."""
     started: float = attrs.field(factory=time.monotonic, eq=False)
     first_failure: float | None = attrs.field(default=None, eq=False)
     """When the first failing run ended (``time.monotonic``), for measurements only."""
@@ -86,6 +89,7 @@ class Tally:
         """Count one ended session's steps and checks (and, with ``outcome``, how it ended);
         ``runs`` is the engine's to count."""
         self.steps += len(session.steps)
+        self.writes += len(session.run.world.operations)
         suite = session.target.suite
         for check in suite.safety:
             self.invariants[check.name] += session.safety_checks
@@ -130,6 +134,9 @@ class EngineReport:
     coverage: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
     seconds: float = 0.0
     notes: tuple[str, ...] = ()
+    writes: int = 0
+    bound: int | None = None
+    """The deviation bound the engine was asked to search (the systematic engine)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,7 +145,9 @@ class EngineReport:
             "steps": self.steps,
             "states": self.states,
             "exhaustive_bound": self.exhaustive_bound,
+            "bound": self.bound,
             "complete": self.complete,
+            "writes": self.writes,
             "coverage": {k: dict(sorted(v.items())) for k, v in sorted(self.coverage.items())},
             "found": None if self.counterexample is None else self.counterexample.to_json(),
             "notes": list(self.notes),

@@ -21,7 +21,7 @@ import attrs
 from txcheck.exploration.target import Target
 from txcheck.invariants import Invariant, Kind
 from txcheck.models.choices import Choice, Part, fault_kind
-from txcheck.models.errors import UserCodeError
+from txcheck.models.errors import PolicyStuck, UserCodeError
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run, Step, StepLimitExceeded
 
@@ -90,6 +90,9 @@ class Execution:
     quiesced: bool = False
     error: str | None = None
     error_kind: str = ""
+    hung: bool = False
+    """The policy ran past its time limit without yielding: running it again would only
+    hang again, so engines report this execution as it is (no confirming, no shrinking)."""
 
     @property
     def steps(self) -> list[Step]:
@@ -144,6 +147,8 @@ class Session:
         self.error: str | None = None
         self.error_kind = ""
         """What raised: ``policy``, ``service`` or ``invariant`` (user code, exit 2)."""
+        self.hung = False
+        """The policy ran past its time limit (``PolicyStuck``)."""
         self.quiesced = False
         self.safety_checks = 0
         """States at which every safety invariant was checked (evaluated, or skipped
@@ -155,7 +160,11 @@ class Session:
         try:
             self.run.start()
         except UserCodeError as error:
-            self.error, self.error_kind = str(error), error.kind
+            self._raised(error)
+
+    def _raised(self, error: UserCodeError) -> None:
+        self.error, self.error_kind = str(error), error.kind
+        self.hung = isinstance(error, PolicyStuck)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -189,6 +198,7 @@ class Session:
             quiesced=self.quiesced,
             error=self.error,
             error_kind=self.error_kind,
+            hung=self.hung,
         )
 
     # -- stepping --------------------------------------------------------------------------
@@ -201,8 +211,7 @@ class Session:
         try:
             step = self.run.apply(choice, deviation=kind is not None, kind=kind)
         except UserCodeError as error:
-            self.error = str(error)
-            self.error_kind = error.kind
+            self._raised(error)
             return None
         if check:
             self.check(step.index)

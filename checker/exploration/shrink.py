@@ -118,7 +118,7 @@ def fewer_deviations(target: Target, execution: Execution, deadline: Deadline) -
     """``delta_debug`` when there is more than one deviation to drop (else ``execution``):
     removing one deviation shifts where the later ones land, which can go further than
     Hypothesis' own shrinking of the choice sequence."""
-    if execution.deviations <= 1:
+    if execution.deviations <= 1 or execution.error is not None:
         return execution
     return delta_debug(target, execution, deadline)
 

@@ -114,7 +114,7 @@ class _PlanSearch:
         max_states = self.target.bounds.max_states
         for node in nodes:
             if deadline.expired():
-                raise _Stop("time budget exhausted")
+                raise _Stop("interrupted" if deadline.interrupted else "time budget exhausted")
             if self.stats.states >= max_states:
                 raise _Stop(f"state budget exhausted ({max_states} states)")
             limit = best.length if best is not None else bound
@@ -285,6 +285,8 @@ class SystematicEngine:
             exhaustive_bound=exhaustive,
             complete=complete,
             coverage=tally_.coverage(),
+            writes=tally_.writes,
+            bound=max_faults,
             seconds=time.monotonic() - started,
             notes=tuple(notes),
         )

@@ -1,0 +1,111 @@
+"""What an exploration proved: a counterexample, a pass, or nothing conclusive.
+
+A pass is earned: a search that executed no run, committed no write in any run, or never
+injected a fault it was asked to inject exercised nothing worth passing, and says so
+(``inconclusive``, exit 3, naming what was never exercised). The bound the systematic
+search actually completed is part of the verdict ("exhaustive to 2 of 3 deviations"), and
+with ``require_exhaustive`` an unreached bound is inconclusive too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from txcheck.exploration.auto import ExploreResult
+from txcheck.exploration.target import Target
+
+__all__ = ["Verdict", "verdict_of"]
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    """``outcome`` is ``counterexample``, ``pass`` or ``inconclusive``; ``unexercised``
+    says why a search is inconclusive; ``bound`` states the deviation bound proved."""
+
+    outcome: str
+    unexercised: tuple[str, ...]
+    bound: str
+    exhaustive_to: int | None
+    asked: int
+    complete: bool
+    runs: int
+    writes: int
+    faults: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "unexercised": list(self.unexercised),
+            "bound": self.bound,
+            "exhaustive_to": self.exhaustive_to,
+            "deviations_asked": self.asked,
+            "complete": self.complete,
+            "runs": self.runs,
+            "writes": self.writes,
+            "faults": self.faults,
+        }
+
+
+def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
+    systematic = [r for r in result.reports if r.engine == "systematic"]
+    if not systematic:
+        return "no exhaustive search ran (the systematic engine did not run)", None, False
+    report = systematic[-1]
+    searched = report.bound if report.bound is not None else asked
+    reached = report.exhaustive_bound
+    if report.counterexample is not None:
+        below = "no level" if reached is None else f"{reached} deviation{'s' * (reached != 1)}"
+        return f"exhaustive to {below} before the counterexample", reached, report.complete
+    if report.complete:
+        return f"exhaustive to {searched} deviation{'s' * (searched != 1)}", reached, True
+    stopped = next((n for n in report.notes if n.startswith("stopped early")), "stopped early")
+    shown = "no level" if reached is None else str(reached)
+    return f"exhaustive to {shown} of {searched} deviations ({stopped})", reached, False
+
+
+def verdict_of(
+    result: ExploreResult,
+    target: Target,
+    *,
+    require_exhaustive: bool = False,
+    interrupted: bool = False,
+) -> Verdict:
+    """The verdict of ``result``, a search of ``target``."""
+    asked = target.bounds.max_faults
+    runs = sum(r.runs for r in result.reports)
+    writes = sum(r.writes for r in result.reports)
+    coverage = result.coverage()
+    faults = sum(coverage.get("faults", {}).values())
+    bound, reached, complete = _bound(result, asked)
+    missing: list[str] = []
+    if interrupted:
+        missing.append("the search was interrupted")
+    if runs == 0:
+        missing.append("no run was executed")
+    elif writes == 0:
+        missing.append(
+            "no write was committed in any run (every plan was rejected, refused or read-only)"
+        )
+    if runs and asked > 0 and faults == 0:
+        missing.append(f"no fault was injected (up to {asked} per run were asked for)")
+    if require_exhaustive and not complete and result.counterexample is None:
+        missing.append(f"--require-exhaustive: {bound}")
+    if result.counterexample is not None:
+        outcome = "counterexample"
+    elif missing:
+        outcome = "inconclusive"
+    else:
+        outcome = "pass"
+    return Verdict(
+        outcome=outcome,
+        unexercised=tuple(missing),
+        bound=bound,
+        exhaustive_to=reached,
+        asked=asked,
+        complete=complete,
+        runs=runs,
+        writes=writes,
+        faults=faults,
+    )

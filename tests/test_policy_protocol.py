@@ -1,0 +1,148 @@
+"""A user policy that breaks the request protocol or tries to leave the process is a
+policy error (exit 2, one line, the trace up to that point), never a crash, an exit 0 or
+a counterexample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from txcheck.cli import main
+from txcheck.exploration.loading import load_policy
+from txcheck.models.errors import InputError
+
+POLICIES = """
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.requests import Invoke, JournalRead
+
+
+class YieldsNone(Guarded):
+    def orchestrate(self, ctx):
+        yield None
+
+
+class BadInvoke(Guarded):
+    def orchestrate(self, ctx):
+        yield Invoke(tool=None, arguments="x")
+
+
+class NoOrchestrate:
+    name = "no-orchestrate"
+
+
+class NotAGenerator(Guarded):
+    def orchestrate(self, ctx):
+        return [JournalRead()]
+
+
+class Exits(Guarded):
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        raise SystemExit(0)
+
+
+class ExitsInInit(Guarded):
+    def __init__(self):
+        raise SystemExit(0)
+
+
+class Interrupts(Guarded):
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        raise KeyboardInterrupt
+
+
+RUNS = [0]
+
+
+class Changes(Guarded):
+    # Keeps state between runs: every third run starts with an extra read.
+    def orchestrate(self, ctx):
+        RUNS[0] += 1
+        if RUNS[0] % 3 == 0:
+            yield JournalRead()
+        yield from super().orchestrate(ctx)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "broken_policies.py").write_text(POLICIES, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def _explore(capsys: pytest.CaptureFixture[str], policy: str, *argv: str) -> tuple[int, str]:
+    code = main(
+        ["explore", "--policy", f"broken_policies:{policy}", "--seed", "0", *argv, "--json"]
+    )
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.err
+
+
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("YieldsNone", "yielded None, which is not a request"),
+        ("BadInvoke", "raised in orchestrator-1 at step 0: TypeError"),
+        ("NotAGenerator", "must be a generator"),
+        ("Exits", "raised SystemExit(0)"),
+        ("Interrupts", "raised KeyboardInterrupt()"),
+    ],
+)
+def test_a_protocol_break_is_a_policy_error_with_its_trace(
+    capsys: pytest.CaptureFixture[str], policy: str, problem: str
+) -> None:
+    code, err = _explore(capsys, policy, "--trace-out", "broken.json")
+    assert code == 2
+    assert err.startswith("txcheck explore: policy error: ")
+    assert f"'broken_policies:{policy}'" in err  # the policy the user named, not its base
+    assert problem in err
+    assert "(trace up to that point: broken.json)" in err
+    trace = json.loads(Path("broken.json").read_text(encoding="utf-8"))
+    assert trace["policy"] == f"broken_policies:{policy}"
+
+
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("NoOrchestrate", "must be a Policy subclass or instance (got type)"),
+        ("ExitsInInit", "creating policy 'broken_policies:ExitsInInit' raised SystemExit"),
+    ],
+)
+def test_a_policy_that_cannot_be_made_is_a_policy_error(
+    capsys: pytest.CaptureFixture[str], policy: str, problem: str
+) -> None:
+    code, err = _explore(capsys, policy)
+    assert code == 2
+    assert err.startswith("txcheck explore: policy error: ") and problem in err
+    assert not Path("txcheck-counterexample.json").exists()
+
+
+def test_a_policy_that_changes_between_runs_is_a_policy_error_under_auto(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, err = _explore(capsys, "Changes", "--time-budget", "60")
+    assert code == 2
+    assert "txcheck explore: policy error: " in err
+    assert "behaved differently on the same choices" in err
+    assert "must be deterministic" in err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "1e400"])
+def test_a_policy_timeout_that_cannot_be_kept_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["explore", "--policy-timeout", timeout])
+    assert stopped.value.code == 2
+    assert "--policy-timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), float("inf"), 1e-6])
+def test_load_policy_refuses_a_timeout_the_watchdog_cannot_keep(seconds: float) -> None:
+    with pytest.raises(InputError, match="policy time limit"):
+        load_policy("broken_policies:Exits", timeout=seconds)
