@@ -91,11 +91,13 @@ def writes_within_plan(view: RunView) -> Iterator[str]:
     }
     for op in view.world.operations:
         resources = allowed.get(op["owner"], frozenset())
-        if op["compensates"] is None and op["resource"] not in resources:
-            yield (
-                f"{op['owner']} wrote {op['tool']} on {op['resource']!r}, outside its plan's "
-                f"resources {sorted(resources)}"
-            )
+        if op["compensates"] is not None or op["resource"] in resources:
+            continue
+        if not op["resource"] and _call_scope(op["call_id"], op["tool"]) in resources:
+            continue  # a tool with no resource argument, called by the plan itself
+        named = sorted(r for r in resources if not r.startswith("call:"))
+        where = f"on {op['resource']!r}" if op["resource"] else f"as {op['call_id']}"
+        yield (f"{op['owner']} wrote {op['tool']} {where}, outside its plan's resources {named}")
 
 
 @always(reads=(Part.HISTORY,))
@@ -216,8 +218,9 @@ _RESOURCES: dict[tuple[int, int], tuple[Contract, Plan, frozenset[str]]] = {}
 
 
 def _plan_resources(view: RunView, plan: Plan) -> frozenset[str]:
-    """The resources the plan's calls name, once per (contract, plan): writes_within_plan
-    runs after every step that commits."""
+    """What the plan's calls may write on, once per (contract, plan): the resources they
+    name and, for a tool with no resource argument, the call itself (``call:ID:TOOL``);
+    writes_within_plan runs after every step that commits."""
     key = (id(view.contract), id(plan))
     entry = _RESOURCES.get(key)
     if entry is not None and entry[0] is view.contract and entry[1] is plan:
@@ -225,12 +228,21 @@ def _plan_resources(view: RunView, plan: Plan) -> frozenset[str]:
     resources: set[str] = set()
     for call in plan.calls:
         tool = view.contract.tool(call.name)
-        if tool is not None and tool.resource and call.arguments is not None:
-            resources.add(str(call.arguments.get(tool.resource, "")))
+        if tool is None or call.arguments is None:
+            continue
+        if tool.resources:
+            resources.update(str(call.arguments.get(r, "")) for r in tool.resources)
+        else:
+            resources.add(_call_scope(call.id, call.name))
     if len(_RESOURCES) >= 1024:
         _RESOURCES.clear()
     _RESOURCES[key] = (view.contract, plan, frozenset(resources))
     return _RESOURCES[key][2]
+
+
+def _call_scope(call_id: str, tool: str) -> str:
+    """What a call of a tool without a resource argument may write on: itself."""
+    return f"call:{call_id}:{tool}"
 
 
 def _op_of_event(world: World, event_id: str) -> str:

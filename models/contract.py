@@ -6,7 +6,7 @@ only the values. docs/contract.md describes the file format.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -79,6 +79,8 @@ class Tool:
     repeatable: bool = False
     """Identical repeated calls are intended (a device reboot), not a duplicated effect."""
     compensated_by: Compensation | None = None
+    schema_path: str = ""
+    """Where the tool's argument schema is in the contract file (a JSON path), for messages."""
     # Further x-txcheck switches (permission, confirmation, ...); off unless set.
     extra: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
 
@@ -128,6 +130,14 @@ class Contract:
     source: str = "<contract>"
     document: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
     warnings: tuple[str, ...] = attrs.field(default=(), eq=False)
+    line_of: Callable[[str | None], int | None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
+    """The line of a JSON path in the contract file (None when it was not read from one)."""
+
+    def line(self, path: str | None) -> int | None:
+        """The line of ``path`` in the contract file, when known."""
+        return None if self.line_of is None else self.line_of(path)
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+import attrs
+
 from txcheck.models.contract import Contract, Tool, Workflow
 from txcheck.models.contract_checks import (
     CONTRACT_DOC,
@@ -77,9 +79,10 @@ def load_contract(path: str | os.PathLike[str]) -> Contract:
 
 def _from_document(document: JsonDocument) -> Contract:
     try:
-        return parse_contract(document.value, source=document.source)
+        contract = parse_contract(document.value, source=document.source)
     except ContractError as error:
         raise error.located(line=document.line_of(error.path)) from None
+    return attrs.evolve(contract, line_of=document.line_of)
 
 
 def parse_contract(doc: Any, *, source: str = "<contract>") -> Contract:

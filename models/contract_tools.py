@@ -31,7 +31,7 @@ from txcheck.models.contract_checks import (
     known_keys,
     need_object,
 )
-from txcheck.models.json_path import describe
+from txcheck.models.json_path import describe, format_path
 from txcheck.models.tool_schema import schema_problem
 
 __all__ = ["EXTENSION_KEYS", "INFERRED_KEYS", "PendingTool", "read_tool"]
@@ -95,7 +95,15 @@ def read_tool(raw: Any, path: Path, warn: Warn) -> PendingTool:
         raise fail(
             (*spec_path, "strict"), f"'strict' must be true or false (got {describe(strict)})"
         )
-    tool = Tool(name=name, description=description, parameters=schema, strict=strict, vendor=vendor)
+    schema_key = {"openai": "parameters", "anthropic": "input_schema", "mcp": "inputSchema"}[vendor]
+    tool = Tool(
+        name=name,
+        description=description,
+        parameters=schema,
+        strict=strict,
+        vendor=vendor,
+        schema_path=format_path((*spec_path, schema_key)),
+    )
     hints = _hints(obj, path) if vendor == "mcp" else None
     extension = obj.get("x-txcheck")
     if extension is None:

@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 import jsonschema
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
+from txcheck.exploration.schema_values import schema_values
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.proposal import Plan
@@ -117,7 +117,9 @@ class PlanSpace:
         validator = self._validators.get(key)
         if validator is None:
             schema = tool.parameters.get("properties", {}).get(name, {})
-            validator = jsonschema.Draft202012Validator(dict(schema))
+            # evolved from the tool's whole schema, so a $ref into its $defs resolves
+            root = jsonschema.Draft202012Validator(dict(tool.parameters))
+            validator = root.evolve(schema=schema)
             self._validators[key] = validator
         return bool(validator.is_valid(value))
 
@@ -133,9 +135,9 @@ class PlanSpace:
             properties: Mapping[str, Any] = tool.parameters.get("properties", {})
             required = set(tool.parameters.get("required", ()))
             leaves: dict[str, st.SearchStrategy[Any]] = {
-                name: from_schema(dict(schema)).filter(self._fits_argument(tool, name))
+                name: schema_values(schema, tool.parameters).filter(self._fits_argument(tool, name))
                 for name, schema in sorted(properties.items())
-                if name not in fixed and isinstance(schema, Mapping)
+                if name not in fixed and schema is not False
             }
             strategy = st.fixed_dictionaries(
                 {n: s for n, s in leaves.items() if n in required},

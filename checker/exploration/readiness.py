@@ -2,23 +2,29 @@
 
 A search over tools nothing models would execute nothing and pass: every call rejected as
 an unknown tool. So a run refuses to start (``InputError``, exit 2) when a tool it could
-call has no behaviour (no registered service, no annotation saying what it does), or when
-a compensation it could need cannot be built (a required argument nothing fills). Given
-plans are checked call by call; without plans, every tool and workflow of the contract is
-(plan generation may use any of them).
+call has no behaviour (no registered service, no annotation saying what it does), when a
+compensation it could need cannot be built (a required argument nothing fills), or, when
+plans are to be generated, when a tool's schema admits no argument values txcheck can
+generate (``check_generatable``: a contradiction, a ``$ref`` to nothing, a size past the
+generation limit). Given plans are checked call by call; without plans, every tool and
+workflow of the contract is (plan generation may use any of them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from txcheck.exploration.plan_space import PlanSpace
+from txcheck.exploration.schema_draw import first_draw_problem
 from txcheck.exploration.target import Target
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.contract_checks import CONTRACT_DOC
 from txcheck.models.errors import InputError
+from txcheck.models.json_path import format_path
 from txcheck.models.proposal import Plan
+from txcheck.models.schema_limits import generation_problem
 
-__all__ = ["check_ready", "served_tools", "tools_without_behaviour"]
+__all__ = ["check_generatable", "check_ready", "served_tools", "tools_without_behaviour"]
 
 
 def served_tools(target: Target) -> frozenset[str]:
@@ -66,6 +72,8 @@ def check_ready(target: Target, plan_sets: Sequence[Sequence[Plan]] | None = Non
             f"'annotations', or pass --services ({CONTRACT_DOC})",
             source=contract.source,
         )
+    if not sets:
+        check_generatable(target)
     for tool, reason in _unbuildable_compensations(contract, sets):
         assert tool.compensated_by is not None
         raise InputError(
@@ -121,3 +129,32 @@ def _unbuildable(tool: Tool | None) -> bool:
 
 def _write_after(contract: Contract, names: Sequence[str]) -> bool:
     return any((t := contract.tool(n)) is not None and t.has_side_effect for n in names)
+
+
+def check_generatable(target: Target) -> None:
+    """Raise ``InputError`` (file, line, JSON path) when a tool's schema admits no
+    argument values txcheck can generate: first the static checks of
+    ``txcheck.models.schema_limits``, then one real draw per tool."""
+    contract = target.contract
+    for name, tool in sorted(contract.tools.items()):
+        problem = generation_problem(tool.parameters)
+        if problem is not None:
+            where, text = problem
+            path = tool.schema_path + format_path(where)[1:] if tool.schema_path else None
+            raise InputError(
+                f"tool {name!r}: {text}; txcheck cannot generate its arguments",
+                source=contract.source,
+                line=contract.line(path),
+                path=path,
+            )
+    space = PlanSpace(contract, target.fixture)
+    for name, tool in sorted(contract.tools.items()):
+        failure = first_draw_problem(space.free_arguments(tool, ()))
+        if failure is not None:
+            path = tool.schema_path or None
+            raise InputError(
+                f"tool {name!r}: txcheck cannot generate arguments its schema accepts ({failure})",
+                source=contract.source,
+                line=contract.line(path),
+                path=path,
+            )
