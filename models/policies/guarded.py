@@ -119,8 +119,17 @@ class Guarded(Policy):
             yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
 
     def operation_id(self, ctx: OrchestratorContext) -> str:
-        """The durable operation id: the same plan submitted twice is one operation."""
-        body = [[c.name, c.raw_arguments] for c in ctx.plan.calls]
+        """The durable operation id: the same plan submitted twice is one operation, even
+        under other idempotency keys (a model asked twice writes fresh keys). Like the
+        services' ``Lookup``, it goes by each call's intent: its arguments but a pure
+        idempotency key."""
+        body: list[list[Any]] = []
+        for call in ctx.plan.calls:
+            tool = ctx.tool(call)
+            if tool is None or call.arguments is None:
+                body.append([call.name, call.raw_arguments])
+            else:
+                body.append([call.name, tool.intent_arguments(call.arguments)])
         return "op_" + stable_hash(body)[:16]
 
     def recover(self, entries: tuple[dict[str, Any], ...]) -> JournalState:
