@@ -10,21 +10,31 @@ any other test class::
     TestMyPolicy = txcheck_testcase(MyPolicy(), max_examples=200)
 
 A failure is an ``AssertionError`` naming the invariant; the report of the shrunk example
-carries the numbered steps, the state diff and a Python reproduction. Failures go to the
-Hypothesis example database of your settings profile, as for any Hypothesis test.
+carries the numbered steps, the state diff, the trace file it wrote (under
+``.txcheck/traces/``, one per test class, replaced by the next failure) and a Python
+reproduction that runs as printed: the policy is named by its import path. Services and
+invariants given as import paths (``"module:NAME"``) are named in it too; ones given as
+objects are listed for you to pass. Failures go to the Hypothesis example database of your
+settings profile, as for any Hypothesis test.
 """
 
 from __future__ import annotations
 
 import unittest
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 
 from txcheck.cli.render_trace import counterexample_report, render_text
 from txcheck.exploration.hypothesis_engine import PHASES
-from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_policy
+from txcheck.exploration.loading import (
+    DEFAULT_POLICY_TIMEOUT,
+    load_invariants,
+    load_policy,
+    load_services,
+)
 from txcheck.exploration.machine import machine_class
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Bounds, Budget, Target
@@ -32,13 +42,25 @@ from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract
+from txcheck.models.errors import TxcheckError
 from txcheck.models.fixture import WorldFixture, default_fixture
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
 from txcheck.models.services import ServiceSet
+from txcheck.traces.document import trace_of, write_trace
 from txcheck.traces.repro import python_reproduction
 
-__all__ = ["txcheck_testcase"]
+__all__ = ["TRACE_DIR", "txcheck_testcase"]
+
+TRACE_DIR = ".txcheck/traces"
+"""Where a failing test class writes its counterexample's trace (``<class name>.json``)."""
+
+
+def _split(items: Sequence[Any], load: Any) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """Objects and ``module:NAME`` strings, as loaded objects and the strings."""
+    specs = tuple(i for i in items if isinstance(i, str))
+    loaded = load(specs) if specs else ()
+    return (*(i for i in items if not isinstance(i, str)), *loaded), specs
 
 
 def txcheck_testcase(
@@ -46,40 +68,60 @@ def txcheck_testcase(
     *,
     contract: Contract | None = None,
     fixture: WorldFixture | None = None,
-    services: Sequence[ServiceSet] = (CHECKOUT,),
-    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+    services: Sequence[ServiceSet | str] = (CHECKOUT,),
+    invariants: Sequence[Invariant | str] = DEFAULT_INVARIANTS,
     plans: Sequence[Sequence[Plan]] = (),
     max_examples: int = 100,
     max_faults: int = 3,
     step_count: int = 16,
     policy_timeout: float | None = DEFAULT_POLICY_TIMEOUT,
+    trace_dir: str | None = TRACE_DIR,
     **hypothesis_settings: Any,
 ) -> type[unittest.TestCase]:
     """A TestCase that model-checks ``policy`` (an instance, a class, a built-in name or
-    ``package.module:Name``) over ``services`` (checkout, plus your own ``ServiceSet``s).
-    ``plans`` fixes the plans (each entry: the plans of one run); by default they are
-    generated from the contract. Extra keyword arguments are Hypothesis settings
-    (``database=...``, ``derandomize=True``, ...)."""
+    ``package.module:Name``) over ``services`` (checkout, plus your own ``ServiceSet``s,
+    as objects or ``module:NAME``) and ``invariants`` (likewise). ``plans`` fixes the plans
+    (each entry: the plans of one run); by default they are generated from the contract.
+    A failure's trace goes to ``trace_dir`` (None: none). Extra keyword arguments are
+    Hypothesis settings (``database=...``, ``derandomize=True``, ...)."""
     loaded = load_policy(policy, timeout=policy_timeout)
+    service_sets, service_specs = _split(services, load_services)
+    checks, invariant_specs = _split(invariants, load_invariants)
+    name = f"Test_{loaded.spec}".replace("-", "_").replace(".", "_").replace(":", "_")
+    trace_path = None if trace_dir is None else f"{trace_dir.rstrip('/')}/{name}.json"
     target = Target(
         policy_name=loaded.spec,
         policy=loaded.policy,
         contract=contract or default_contract(),
         fixture=fixture or default_fixture(),
-        services=services,
-        invariants=tuple(invariants),
+        services=tuple(service_sets),
+        invariants=tuple(checks),
         plans=plans,
         bounds=Bounds(max_faults=max_faults),
         budget=Budget(max_examples=max_examples, step_count=step_count, database=None),
     )
 
     def explain(execution: Execution) -> str:
+        written = _write(execution, target, trace_path, service_specs, invariant_specs)
+        reproduction = python_reproduction(
+            execution,
+            policy=loaded.spec,
+            contract=target.contract,
+            fixture=target.fixture,
+            trace_path=trace_path,
+            services=service_specs,
+            invariants=invariant_specs,
+        )
+        unnamed = _unnamed(services, invariants)
+        if unnamed:
+            reproduction += f"# also pass what you gave txcheck_testcase as objects: {unnamed}\n"
         report = counterexample_report(
             execution,
             target=target,
-            reproduction=python_reproduction(
-                execution, policy=loaded.spec, contract=target.contract, fixture=target.fixture
-            ),
+            trace_path=written,
+            reproduction=reproduction,
+            services=service_specs,
+            invariants=invariant_specs,
         )
         return render_text(report)
 
@@ -94,5 +136,49 @@ def txcheck_testcase(
         "phases": PHASES,
     }
     testcase.settings = settings(**{**chosen, **hypothesis_settings})
-    testcase.__name__ = f"Test_{loaded.spec}".replace("-", "_").replace(".", "_").replace(":", "_")
+    testcase.__name__ = name
     return testcase
+
+
+def _write(
+    execution: Execution,
+    target: Target,
+    path: str | None,
+    services: Sequence[str],
+    invariants: Sequence[str],
+) -> str | None:
+    """Write the failure's trace to ``path``; the path, or None when it could not be."""
+    if path is None:
+        return None
+    extra: dict[str, Any] = {"engine": "hypothesis"}
+    if services:
+        extra["services"] = list(services)
+    if invariants:
+        extra["invariants"] = list(invariants)
+    document = trace_of(
+        execution,
+        policy=target.policy_name,
+        contract=target.contract,
+        fixture=target.fixture,
+        plans=execution.plans,
+        extra=extra,
+    )
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_trace(document, path, force=True)
+    except (OSError, TxcheckError):
+        return None
+    return path
+
+
+def _unnamed(services: Sequence[Any], invariants: Sequence[Any]) -> str:
+    """The user's services and invariants given as objects (not import paths)."""
+    names = [
+        f"services {s.name!r}" for s in services if not isinstance(s, str) and s is not CHECKOUT
+    ]
+    names += [
+        f"invariant {i.name!r}"
+        for i in invariants
+        if not isinstance(i, str) and i not in DEFAULT_INVARIANTS
+    ]
+    return ", ".join(names)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import unittest
 from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from examples.pytest_example.shop_policy import KeepsTheMoney
 from tests.strategies import checkout_calls
+from txcheck.cli import main
 from txcheck.exploration.faults import FAULT_KINDS, deviations_by_kind, draw_kind
 from txcheck.exploration.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.loading import load_policy
@@ -29,6 +36,8 @@ from txcheck.models.runner import Run, RunView
 from txcheck.models.validation import validate
 from txcheck.models.world_rules import business_check_from_doc
 from txcheck.testing import txcheck_testcase
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
@@ -228,18 +237,26 @@ def test_shrinking_reaches_the_known_minimum_for_naive() -> None:
 # -- pytest integration -----------------------------------------------------------------------
 
 
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def _outcome(testcase: type[unittest.TestCase]) -> unittest.TestResult:
     result = unittest.TestResult()
     testcase().run(result)
     return result
 
 
+@pytest.mark.usefixtures("in_tmp")
 def test_txcheck_testcase_passes_for_guarded() -> None:
     testcase = txcheck_testcase("guarded", plans=[(PLAN,)], max_examples=15, database=None)
     result = _outcome(testcase)
     assert result.wasSuccessful(), result.failures
 
 
+@pytest.mark.usefixtures("in_tmp")
 def test_txcheck_testcase_fails_naming_the_invariant() -> None:
     testcase = txcheck_testcase(
         "control-no-saga",
@@ -255,6 +272,51 @@ def test_txcheck_testcase_fails_naming_the_invariant() -> None:
     named = [n for n in DESIGNATED["control-no-saga"] if f"invariant {n!r} (eventually)" in text]
     assert len(named) == 1
     assert "Reproduce in Python:" in text and f"assert execution.failed({named[0]!r})" in text
+
+
+def _reproduction(report: str) -> str:
+    """The Python block of a failure report, as printed."""
+    lines = report.split("Reproduce in Python:\n", 1)[1].splitlines()
+    block = []
+    for line in lines:
+        block.append(line)
+        if line.startswith("assert execution."):
+            break
+    return "\n".join(block) + "\n"
+
+
+def test_a_user_policys_failure_prints_a_reproduction_that_runs_and_writes_its_trace(
+    in_tmp: Path,
+) -> None:
+    testcase = txcheck_testcase(
+        KeepsTheMoney(),  # an instance, as users pass it
+        plans=[(PLAN,)],
+        max_examples=300,
+        database=None,
+        derandomize=True,
+    )
+    result = _outcome(testcase)
+    assert len(result.failures) == 1
+    text = result.failures[0][1]
+    spec = "examples.pytest_example.shop_policy:KeepsTheMoney"
+    trace = in_tmp / ".txcheck" / "traces" / f"{testcase.__name__}.json"
+    assert f"load_policy({spec!r})" in text  # its import path, not its display name
+    assert trace.is_file(), text
+    assert f"txcheck replay .txcheck/traces/{testcase.__name__}.json --policy {spec}" in " ".join(
+        text.split()
+    )
+    script = in_tmp / "repro.py"
+    script.write_text(_reproduction(text), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=in_tmp,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert main(["replay", str(trace), "--policy", spec, "--json"]) == 1
 
 
 def test_the_pytest_example_policy_keeps_the_money() -> None:

@@ -36,7 +36,7 @@ from txcheck.exploration.auto import ENGINES, ExploreResult, explore
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
 from txcheck.exploration.target import Bounds, Budget, Deadline, Target
-from txcheck.exploration.verdict import Verdict, verdict_of
+from txcheck.exploration.verdict import ExploreVerdict, verdict_of
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, user_code_error
@@ -180,7 +180,7 @@ def _result_json(
     *,
     engine: str,
     result: ExploreResult,
-    verdict: Verdict,
+    verdict: ExploreVerdict,
     path: str | None,
     warnings: list[str],
 ) -> dict[str, Any]:
@@ -257,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
                         invariants=code.invariant_specs,
                     ),
                     found_by=found.found_by,
+                    services=code.service_specs,
+                    invariants=code.invariant_specs,
                 )
             )
     if args.json:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
 from txcheck.exploration.auto import ExploreResult
-from txcheck.exploration.verdict import Verdict
+from txcheck.exploration.verdict import ExploreVerdict
 from txcheck.models.choices import FaultKind
 
 __all__ = ["ExploreSummary"]
@@ -37,7 +37,7 @@ class ExploreSummary:
 
     policy: str
     result: ExploreResult = attrs.field(eq=False)
-    verdict: Verdict | None = None
+    verdict: ExploreVerdict | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result = self.result

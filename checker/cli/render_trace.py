@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from rich.text import Text
 from txcheck.cli.safe_text import block, one_line
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
+from txcheck.models.policies import BUILTIN_POLICIES
 from txcheck.models.runner import Run, Step
 from txcheck.traces.json_diff import json_diff
 
@@ -85,6 +87,21 @@ def _diff_lines(before: Any, after: Any, limit: int) -> list[str]:
     return lines
 
 
+def replay_command(
+    path: str, *, policy: str, services: Sequence[str] = (), invariants: Sequence[str] = ()
+) -> str:
+    """The ``txcheck replay`` command line for a trace: a trace is data, so a policy that
+    is not built in, and the user's services and invariants, are named on it."""
+    words = ["txcheck", "replay", path]
+    if policy not in BUILTIN_POLICIES:
+        words += ["--policy", policy]
+    for spec in services:
+        words += ["--services", spec]
+    for spec in invariants:
+        words += ["--invariants", spec]
+    return shlex.join(words)
+
+
 @attrs.frozen(kw_only=True)
 class CounterexampleReport:
     """A failing execution ready to print (see the module docstring)."""
@@ -97,6 +114,8 @@ class CounterexampleReport:
     reproduction: str | None = None
     found_by: str | None = None
     max_rows: int = 120
+    services: tuple[str, ...] = ()
+    invariants: tuple[str, ...] = ()
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         execution = self.execution
@@ -129,7 +148,13 @@ class CounterexampleReport:
         if self.trace_path:
             path = one_line(self.trace_path, None)
             yield Text(f"Trace written to {path}; replay it with:", style="bold")
-            yield Text(f"  txcheck replay {path}")
+            command = replay_command(
+                self.trace_path,
+                policy=self.policy,
+                services=self.services,
+                invariants=self.invariants,
+            )
+            yield Text(f"  {one_line(command, None)}")
         if self.reproduction:
             yield Text("Reproduce in Python:", style="bold")
             yield Text(block(self.reproduction.rstrip("\n")))
@@ -198,6 +223,8 @@ def counterexample_report(
     reproduction: str | None = None,
     found_by: str | None = None,
     diff_limit: int = 40,
+    services: Sequence[str] = (),
+    invariants: Sequence[str] = (),
 ) -> CounterexampleReport:
     """Build the report, re-taking the steps once (in a run of ``target``) for the
     state diff; never for a user-code error, which would only raise or hang again."""
@@ -225,6 +252,8 @@ def counterexample_report(
         trace_path=trace_path,
         reproduction=reproduction,
         found_by=found_by,
+        services=tuple(services),
+        invariants=tuple(invariants),
     )
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "MIN_TIMEOUT",
     "LoadedPolicy",
     "WatchedPolicy",
+    "import_path",
     "load_invariants",
     "load_policy",
     "load_services",
@@ -259,12 +260,16 @@ def load_policy(
     spec: str | Policy | type[Policy], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
 ) -> LoadedPolicy:
     """The policy ``spec`` names: a built-in name or ``package.module:Name``; a Policy
-    instance or subclass is taken as is. User policies run under the watchdog unless
-    ``timeout`` is None."""
+    instance or subclass is taken as is, and named by its import path when it has one
+    (so traces and printed reproductions can load it again). User policies run under the
+    watchdog unless ``timeout`` is None."""
     if isinstance(spec, Policy) or (isinstance(spec, type) and issubclass(spec, Policy)):
         policy = _instantiate(repr(spec), spec)
-        name = policy.name
-        builtin = False
+        cls = spec if isinstance(spec, type) else type(spec)
+        builtin = BUILTIN_POLICIES.get(policy.name) is cls
+        name = policy.name if builtin else import_path(cls) or policy.name
+        if builtin:
+            return LoadedPolicy(spec=name, policy=policy, builtin=True)
     else:
         builtin = spec in BUILTIN_POLICIES
         if builtin:
@@ -283,6 +288,18 @@ def load_policy(
     if timeout is not None:
         policy = WatchedPolicy(policy, seconds=_timeout(timeout), name=name)
     return LoadedPolicy(spec=name, policy=policy, builtin=builtin)
+
+
+def import_path(cls: type) -> str | None:
+    """``module:QualName`` of a class that can be imported back from it (not one from
+    ``__main__`` or defined inside a function), else None."""
+    module, qualname = cls.__module__, cls.__qualname__
+    if module == "__main__" or "<locals>" in qualname:
+        return None
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return f"{module}:{qualname}" if found is cls else None
 
 
 def _timeout(seconds: object) -> float:

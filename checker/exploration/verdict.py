@@ -16,11 +16,11 @@ import attrs
 from txcheck.exploration.auto import ExploreResult
 from txcheck.exploration.target import Target
 
-__all__ = ["Verdict", "verdict_of"]
+__all__ = ["ExploreVerdict", "verdict_of"]
 
 
 @attrs.frozen(kw_only=True)
-class Verdict:
+class ExploreVerdict:
     """``outcome`` is ``counterexample``, ``pass`` or ``inconclusive``; ``unexercised``
     says why a search is inconclusive; ``bound`` states the deviation bound proved."""
 
@@ -71,7 +71,7 @@ def verdict_of(
     *,
     require_exhaustive: bool = False,
     interrupted: bool = False,
-) -> Verdict:
+) -> ExploreVerdict:
     """The verdict of ``result``, a search of ``target``."""
     asked = target.bounds.max_faults
     runs = sum(r.runs for r in result.reports)
@@ -98,7 +98,7 @@ def verdict_of(
         outcome = "inconclusive"
     else:
         outcome = "pass"
-    return Verdict(
+    return ExploreVerdict(
         outcome=outcome,
         unexercised=tuple(missing),
         bound=bound,
