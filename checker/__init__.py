@@ -18,15 +18,16 @@ if TYPE_CHECKING:
     from txcheck.exploration.schedule import Deviation, Deviations
     from txcheck.exploration.session import Execution, Failure, Session, execute
     from txcheck.exploration.target import Bounds, Budget, Target
+    from txcheck.exploration.verdict import ExploreVerdict, verdict_of
     from txcheck.invariants import DEFAULT_INVARIANTS, Invariant, Kind, always, eventually
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.choices import Action, Choice, FaultKind, Outcome, Part
-    from txcheck.models.contract import Contract, Tool, Workflow
+    from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
     from txcheck.models.contract_loader import default_contract, load_contract, parse_contract
     from txcheck.models.errors import InputError, PolicyError, TxcheckError
     from txcheck.models.fixture import WorldFixture, default_fixture, load_world, parse_world
     from txcheck.models.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
-    from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+    from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy, undo_arguments
     from txcheck.models.policies.journal import JournalState
     from txcheck.models.proposal import Call, Plan, plan_from_json, plan_to_json
     from txcheck.models.proposal_parser import load_proposal, parse_proposal
@@ -74,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "Policy": "txcheck.models.policies.base",
     "ActorGen": "txcheck.models.policies.base",
     "OrchestratorContext": "txcheck.models.policies.base",
+    "undo_arguments": "txcheck.models.policies.base",
     "JournalState": "txcheck.models.policies.journal",
     "Guarded": "txcheck.models.policies",
     "Naive": "txcheck.models.policies",
@@ -122,6 +124,8 @@ _EXPORTS: dict[str, str] = {
     # contracts, fixtures, proposals, validation
     "Contract": "txcheck.models.contract",
     "Tool": "txcheck.models.contract",
+    "ArgRef": "txcheck.models.contract",
+    "ReceiptRef": "txcheck.models.contract",
     "Workflow": "txcheck.models.contract",
     "load_contract": "txcheck.models.contract_loader",
     "parse_contract": "txcheck.models.contract_loader",
@@ -151,6 +155,8 @@ _EXPORTS: dict[str, str] = {
     "execute": "txcheck.exploration.session",
     "explore": "txcheck.exploration.auto",
     "ExploreResult": "txcheck.exploration.auto",
+    "ExploreVerdict": "txcheck.exploration.verdict",
+    "verdict_of": "txcheck.exploration.verdict",
     "Counterexample": "txcheck.exploration.report",
     "EngineReport": "txcheck.exploration.report",
     "Deviation": "txcheck.exploration.schedule",
@@ -181,6 +187,7 @@ __all__ = [
     "Action",
     "ActorGen",
     "ApplyEffect",
+    "ArgRef",
     "Bounds",
     "BrokerSend",
     "Budget",
@@ -196,6 +203,7 @@ __all__ = [
     "EngineReport",
     "Execution",
     "ExploreResult",
+    "ExploreVerdict",
     "Failure",
     "FaultKind",
     "Guarded",
@@ -219,6 +227,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "Publish",
+    "ReceiptRef",
     "Reconcile",
     "Rejected",
     "Request",
@@ -262,7 +271,9 @@ __all__ = [
     "target_of",
     "trace_of",
     "txcheck_testcase",
+    "undo_arguments",
     "validate",
+    "verdict_of",
     "write_trace",
 ]
 

@@ -66,7 +66,7 @@ def test_a_declined_charge_goes_to_manual_with_the_records() -> None:
     assert execution.ok
     phase = journal_phase(execution.run)
     assert phase is not None and phase["phase"] == "MANUAL"
-    assert phase["diverging"][0] == "call_3: charge_payment did not complete"
+    assert phase["diverging"][0] == "call_3: charge_payment rejected"
     assert [d.split(":")[0] for d in phase["diverging"][1:]] == ["call_1", "call_2"]
 
 

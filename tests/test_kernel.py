@@ -248,3 +248,6 @@ def test_the_api_page_example_runs() -> None:
     result = namespace["result"]
     assert result.counterexample is None  # type: ignore[attr-defined]
     assert result.reports[0].complete  # type: ignore[attr-defined]
+    verdict = namespace["verdict"]
+    assert verdict.outcome == "pass"  # type: ignore[attr-defined]
+    assert verdict.bound == "exhaustive to 1 deviation"  # type: ignore[attr-defined]

@@ -1,10 +1,12 @@
 """A complete orchestration policy in a page: docs/policies.md walks through it.
 
-``Careful`` validates the whole plan first, runs the calls in order with the model's key
-on every attempt, journals each attempt *before* sending it (so the retry budget survives
-a crash), asks the service whether an unanswered call committed before trying again, and
-hands anything it cannot finish to a person (MANUAL) instead of compensating. It leaves the
-outbox relay and the deduplicating consumer to the ``Policy`` base class.
+``Careful`` claims the plan's operation first (so the same plan submitted twice runs
+once: the second submission attaches), validates the whole plan, runs the calls in order
+with the model's key on every attempt, journals each attempt *before* sending it (so the
+retry budget survives a crash), asks the service whether an unanswered call committed
+before trying again, and hands anything it cannot finish to a person (MANUAL) instead of
+compensating. It leaves the outbox relay and the deduplicating consumer to the ``Policy``
+base class.
 
 Check it from the repository root::
 
@@ -21,6 +23,7 @@ from txcheck import (
     DEFAULT_INVARIANTS,
     ActorGen,
     Call,
+    Claim,
     Deviation,
     Deviations,
     Invoke,
@@ -42,7 +45,7 @@ from txcheck import (
 
 __all__ = ["Careful", "main"]
 
-TERMINAL = ("RECONCILED", "REJECTED", "MANUAL")
+TERMINAL = ("RECONCILED", "REJECTED", "MANUAL", "ATTACHED")
 
 
 class Careful(Policy):
@@ -55,14 +58,25 @@ class Careful(Policy):
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
         # After a crash this generator starts again from here: only the journal survives.
         journal: tuple[Mapping[str, Any], ...] = yield JournalRead()
-        if any(entry.get("phase") in TERMINAL for entry in journal):
+        phases = [entry["phase"] for entry in journal if "phase" in entry]
+        if phases and phases[-1] in TERMINAL:
             return
+        if not journal:
+            # One plan, one operation: a second submission of it (a double click, the model
+            # asked again) must not run it again, even once the first run's idempotency
+            # records have expired. The claim and the journal's first entry are one write.
+            operation = ctx.operation_id()
+            owner = yield Claim(operation=operation, entry={"phase": "PROPOSED"})
+            if owner != ctx.instance:
+                yield JournalAppend(entry={"phase": "ATTACHED", "owner": owner})
+                return
+            phases = ["PROPOSED"]
         done = {e["call"]: e["receipt"] for e in journal if e.get("event") == "done"}
         tried: dict[str, int] = {}
         for entry in journal:
             if entry.get("event") == "attempt":
                 tried[entry["call"]] = tried.get(entry["call"], 0) + 1
-        if not journal:
+        if phases[-1] == "PROPOSED":
             verdict = validate(ctx.contract, ctx.plan)
             if not verdict.valid:  # judged as a whole, before any side effect
                 codes = sorted(set(verdict.codes()))
@@ -72,9 +86,14 @@ class Careful(Policy):
         for call in ctx.plan.calls:
             if call.id in done:
                 continue
-            receipt = yield from self.run_call(call, tried.get(call.id, 0))
+            status, receipt = yield from self.run_call(call, tried.get(call.id, 0))
             if receipt is None:
-                diverging = [f"{call.id}: {call.name} did not complete"]
+                if status == "rejected" and not done:
+                    # a definite no, and nothing of this plan has committed: nothing to
+                    # look at, so no person is needed
+                    yield JournalAppend(entry={"phase": "RECONCILED", "outcome": "failed"})
+                    return
+                diverging = [f"{call.id}: {call.name} {status}"]
                 diverging += [f"{c}: committed {r}" for c, r in done.items()]
                 yield JournalAppend(entry={"phase": "MANUAL", "diverging": diverging})
                 return
@@ -82,8 +101,11 @@ class Careful(Policy):
             yield JournalAppend(entry={"call": call.id, "event": "done", "receipt": receipt})
         yield JournalAppend(entry={"phase": "RECONCILED", "outcome": "completed"})
 
-    def run_call(self, call: Call, tried: int) -> Generator[Request, Any, dict[str, Any] | None]:
-        """The call's receipt, or None when it failed or its outcome stays unknown."""
+    def run_call(
+        self, call: Call, tried: int
+    ) -> Generator[Request, Any, tuple[str, dict[str, Any] | None]]:
+        """``("ok", receipt)``; ``("rejected", None)`` for a definite no; or
+        ``("did not complete", None)`` when its outcome stays unknown or the budget ran out."""
         arguments = dict(call.arguments or {})
         unsure = tried > 0  # we crashed after journaling an attempt: did it commit?
         while True:
@@ -92,18 +114,18 @@ class Careful(Policy):
                     tool=call.name, arguments=arguments, call_id=call.id
                 )
                 if found.status != "ok":
-                    return None  # cannot even ask: UNKNOWN, a person must look
+                    return "did not complete", None  # cannot even ask: a person must look
                 if found.receipt is not None:
-                    return dict(found.receipt)
+                    return "ok", dict(found.receipt)
             if tried >= (self.max_attempts or 1):
-                return None
+                return "did not complete", None
             tried += 1
             yield JournalAppend(entry={"call": call.id, "event": "attempt", "n": tried})
             result: ToolResult = yield Invoke(tool=call.name, arguments=arguments, call_id=call.id)
             if result.status == "ok":
-                return dict(result.receipt or {})
+                return "ok", dict(result.receipt or {})
             if result.status == "rejected":
-                return None
+                return "rejected", None
             unsure = result.status == "timeout"  # committed or not: query before replaying
             yield Sleep(ticks=2**tried)  # conflict, transient error or timeout: back off
 

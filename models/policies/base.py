@@ -10,12 +10,13 @@ and write ``orchestrate``.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 
 import attrs
 
-from txcheck.models.contract import Contract, Tool
+from txcheck.models.canonical import stable_hash
+from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.requests import (
     Ack,
@@ -28,7 +29,7 @@ from txcheck.models.requests import (
     SeenCheck,
 )
 
-__all__ = ["ActorGen", "OrchestratorContext", "Policy"]
+__all__ = ["UNDO_SUFFIX", "ActorGen", "OrchestratorContext", "Policy", "undo_arguments"]
 
 ActorGen = Generator[Request, Any, None]
 
@@ -51,6 +52,58 @@ class OrchestratorContext:
             return None
         value = call.arguments.get(tool.idempotency_key)
         return None if value is None else str(value)
+
+    def operation_id(self) -> str:
+        """A durable id for the plan's business operation, to ``Claim`` before anything
+        runs: the same plan submitted twice is one operation, even under other
+        idempotency keys (a model asked twice writes fresh ones). Like a service's
+        ``Lookup``, it goes by each call's intent: its arguments but a pure idempotency
+        key."""
+        body: list[list[Any]] = []
+        for call in self.plan.calls:
+            tool = self.tool(call)
+            if tool is None or call.arguments is None:
+                body.append([call.name, call.raw_arguments])
+            else:
+                body.append([call.name, tool.intent_arguments(call.arguments)])
+        return "op_" + stable_hash(body)[:16]
+
+
+UNDO_SUFFIX = "~undo"
+"""What a compensation's call id and idempotency key add to the original's."""
+
+
+def undo_arguments(
+    tool: Tool, undo: Tool, original: Mapping[str, Any], receipt: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The arguments of the call that undoes ``original`` (a committed call of ``tool``,
+    answered with ``receipt``), as ``tool.compensated_by`` says: the plain form copies the
+    original's arguments the undo's schema defines; the object form takes literals, the
+    original's arguments (``ArgRef``, ``{"$arg": ...}`` in the contract) and fields of the
+    receipt (``ReceiptRef``, ``{"$receipt": ...}``). The undo is another operation, so its
+    idempotency key is derived from the original's (``<key>~undo``), never copied: a
+    copied key would make the store answer the undo with the original call's result."""
+    spec = tool.compensated_by
+    if spec is None:
+        raise ValueError(f"tool {tool.name!r} has no compensated_by")
+    properties = undo.parameters.get("properties", {})
+    if spec.arguments is None:
+        arguments = {
+            k: v for k, v in original.items() if k in properties and k != tool.idempotency_key
+        }
+    else:
+        arguments = {}
+        for name, value in spec.arguments.items():
+            if isinstance(value, ArgRef):
+                arguments[name] = original.get(value.name)
+            elif isinstance(value, ReceiptRef):
+                arguments[name] = receipt.get(value.field)
+            else:
+                arguments[name] = value
+    if undo.idempotency_key and undo.idempotency_key not in arguments:
+        base = original.get(tool.idempotency_key or "", "")
+        arguments[undo.idempotency_key] = f"{base}{UNDO_SUFFIX}"
+    return arguments
 
 
 class Policy:

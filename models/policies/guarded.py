@@ -19,10 +19,15 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from txcheck.models.canonical import stable_hash
-from txcheck.models.contract import ArgRef, ReceiptRef, Tool
+from txcheck.models.contract import Tool
 from txcheck.models.plan_verdicts import plan_verdict
-from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.policies.base import (
+    UNDO_SUFFIX,
+    ActorGen,
+    OrchestratorContext,
+    Policy,
+    undo_arguments,
+)
 from txcheck.models.policies.journal import JournalState
 from txcheck.models.proposal import Call
 from txcheck.models.requests import (
@@ -43,7 +48,7 @@ __all__ = ["Guarded"]
 Outcome = tuple[str, Mapping[str, Any] | None, str]  # ("ok"|"failed"|"unknown", receipt, why)
 _Sub = Generator[Request, Any, Outcome]
 
-UNDO = "~undo"
+UNDO = UNDO_SUFFIX
 
 
 class Guarded(Policy):
@@ -119,18 +124,8 @@ class Guarded(Policy):
             yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
 
     def operation_id(self, ctx: OrchestratorContext) -> str:
-        """The durable operation id: the same plan submitted twice is one operation, even
-        under other idempotency keys (a model asked twice writes fresh keys). Like the
-        services' ``Lookup``, it goes by each call's intent: its arguments but a pure
-        idempotency key."""
-        body: list[list[Any]] = []
-        for call in ctx.plan.calls:
-            tool = ctx.tool(call)
-            if tool is None or call.arguments is None:
-                body.append([call.name, call.raw_arguments])
-            else:
-                body.append([call.name, tool.intent_arguments(call.arguments)])
-        return "op_" + stable_hash(body)[:16]
+        """The durable operation id (``OrchestratorContext.operation_id``)."""
+        return ctx.operation_id()
 
     def recover(self, entries: tuple[dict[str, Any], ...]) -> JournalState:
         """What a (re)started instance knows: its durable journal, folded."""
@@ -307,28 +302,5 @@ class Guarded(Policy):
         original: dict[str, Any],
         receipt: Mapping[str, Any],
     ) -> dict[str, Any]:
-        """Resolve ``compensated_by`` references; derive the undo's key from the original.
-
-        The plain form maps arguments by name, except the original's idempotency key: the
-        undo is another operation, so it gets its own key derived from the original's (a
-        copied key would make the store treat the undo as the original call)."""
-        spec = tool.compensated_by
-        assert spec is not None
-        properties = undo.parameters.get("properties", {})
-        if spec.arguments is None:
-            arguments = {
-                k: v for k, v in original.items() if k in properties and k != tool.idempotency_key
-            }
-        else:
-            arguments = {}
-            for name, value in spec.arguments.items():
-                if isinstance(value, ArgRef):
-                    arguments[name] = original.get(value.name)
-                elif isinstance(value, ReceiptRef):
-                    arguments[name] = receipt.get(value.field)
-                else:
-                    arguments[name] = value
-        if undo.idempotency_key and undo.idempotency_key not in arguments:
-            base = original.get(tool.idempotency_key or "", "")
-            arguments[undo.idempotency_key] = f"{base}{UNDO}"
-        return arguments
+        """The undo's arguments (``undo_arguments``)."""
+        return undo_arguments(tool, undo, original, receipt)
