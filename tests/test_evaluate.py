@@ -387,7 +387,7 @@ def test_json_is_byte_identical_across_runs(capsys: pytest.CaptureFixture[str]) 
         assert main(["evaluate", CONTRACT, CASES, "--json"]) == 1
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1]
-    assert set(json.loads(outputs[0])) == {"cases", "errors", "summary", "tables"}
+    assert set(json.loads(outputs[0])) == {"cases", "errors", "summary", "tables", "warnings"}
 
 
 HUMAN = """\

@@ -205,3 +205,34 @@ def test_an_irreversible_effect_cannot_be_undone_and_an_idempotent_repeat_commit
 def test_registered_services_take_precedence_over_generic_ones() -> None:
     contract = load_contract(ROOT / "examples" / "checkout" / "contract.json")
     assert generic_services(contract, served=set(contract.tools)) is None
+
+
+NO_CHARGE_MODULE = """
+from txcheck.invariants import always
+
+
+@always(name="no_charge_at_all")
+def no_charge_at_all(view):
+    \"\"\"A deliberately strict house rule: no order is ever charged.\"\"\"
+    for charge_id in sorted(view.world.state["checkout"]["charges"]):
+        yield f"{charge_id} was taken"
+"""
+
+
+def test_scenarios_hold_every_run_to_the_users_invariants_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "house_rules.py").write_text(NO_CHARGE_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["scenarios", "--out", "plain", "--json"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    strict = ["scenarios", "--out", "strict", "--invariants", "house_rules:no_charge_at_all"]
+    assert main([*strict, "--json"]) == 1  # scenarios that charge now break a rule
+    capsys.readouterr()
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "strict" / "raw_results.jsonl").read_text("utf-8").splitlines()
+    ]
+    fired = [r["scenario"] for r in rows if "no_charge_at_all" in r["invariants_fired"]]
+    assert fired and all(r["kind"] in ("scenario", "control") for r in rows)

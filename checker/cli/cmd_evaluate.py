@@ -5,6 +5,8 @@ sandbox under ``naive`` and ``guarded`` over a fixed fault schedule (docs/evalua
 The cases file is read as a stream: line by line, each decoded as UTF-8 on its own and
 capped in length (``txcheck.scoring.reading``), each case evaluated before the next line
 is read; a count of evaluated cases is shown on stderr when it is a terminal.
+``--services`` and ``--invariants`` add the user's own (as for explore); a case whose
+plans call a tool that nothing gives behaviour to is a bad line, never a silent pass.
 Exit 2 when any line of the cases file was bad (after printing everything), else 3 when
 no case was evaluated (inconclusive), else 1 when any case fails stage 1 or ``guarded``
 fails any run, else 0. naive's failed runs are reported but never change the exit code:
@@ -22,10 +24,12 @@ from typing import Any
 from rich.console import Console
 
 from txcheck.cli import EXIT_INCONCLUSIVE
+from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.cli.safe_text import one_line
-from txcheck.evaluate.evaluation import CaseEvaluation, evaluate_cases, report_of
+from txcheck.cli.user_code import add_user_code_options, user_code
+from txcheck.evaluate.evaluation import CaseEvaluation, Sandbox, evaluate_cases, report_of
 from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import InputError
 from txcheck.scoring.cases import LineError, iter_cases, open_cases
@@ -48,6 +52,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("contract", metavar="CONTRACT", help="contract JSON file")
     parser.add_argument("cases", metavar="CASES.jsonl", help="one scorer case per line")
+    add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print the evaluation as JSON")
     parser.set_defaults(run=run)
 
@@ -67,10 +72,15 @@ def _counted(
 
 def run(args: argparse.Namespace) -> int:
     contract = load_contract(args.contract)
+    code = user_code(args)
+    warnings = warn_about("evaluate", contract)
+    sandbox = Sandbox(services=code.services, invariants=code.invariants)
     source = args.cases
     progress = LineProgress("cases evaluated")
     with open_cases(source) as handle:
-        items = evaluate_cases(contract, iter_cases(iter_lines(handle)), source=source)
+        items = evaluate_cases(
+            contract, iter_cases(iter_lines(handle)), source=source, sandbox=sandbox
+        )
         try:
             report = report_of(source, _counted(items, progress))
         except OSError as failure:  # a read error mid-file (the open was checked)
@@ -79,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
             ) from None
     progress.clear()
     if args.json:
-        print(json.dumps(report.to_json(), sort_keys=True, indent=2, allow_nan=False))
+        document = {**report.to_json(), "warnings": warnings}
+        print(json.dumps(document, sort_keys=True, indent=2, allow_nan=False))
     else:
         Console().print(EvaluationView(report))
     shown = one_line(source, None)

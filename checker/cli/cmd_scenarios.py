@@ -3,7 +3,9 @@
 Runs every scenario under ``guarded`` and every control under its control policy, writes
 ``raw_results.jsonl`` and ``summary.json`` into ``--out`` (default ``./txcheck-results``),
 and exits 0 only when all 14 scenarios pass and all 5 controls show their expected
-failure, 1 otherwise. ``--json`` prints the summary document.
+failure, 1 otherwise. ``--json`` prints the summary document. ``--services`` and
+``--invariants`` add the user's own: every run is then held to their invariants too (a
+scenario that breaks one fails), and their services serve the tools they handle.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.console import Console
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.render_scenarios import ScenariosReport
+from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError
 from txcheck.models.fixture import default_fixture
@@ -49,6 +52,7 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_OUT,
         help=f"folder for the result files (default: ./{DEFAULT_OUT})",
     )
+    add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
     parser.set_defaults(run=run)
 
@@ -61,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
         raise OutputDirError(
             f"cannot create the results folder ({error.strerror or error})", source=args.out
         ) from None
+    code = user_code(args)
     contract, fixture = default_contract(), default_fixture()
-    runs = run_all(contract=contract, fixture=fixture)
+    runs = run_all(
+        contract=contract, fixture=fixture, services=code.services, invariants=code.invariants
+    )
     try:
         files = write_results(runs, out, contract=contract, fixture=fixture)
     except OSError as error:

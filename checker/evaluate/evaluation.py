@@ -36,10 +36,17 @@ from txcheck.evaluate.stage2 import (
     reference_of,
     run_schedule,
 )
+from txcheck.exploration.readiness import readiness_problem
+from txcheck.exploration.target import Target
+from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json
+from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
+from txcheck.models.policies import Guarded
+from txcheck.models.proposal import Plan
 from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.services import ServiceSet
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import Case, CaseFile, LineError
 from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary, score_cases
@@ -51,6 +58,7 @@ __all__ = [
     "CaseEvaluation",
     "EvaluationReport",
     "PolicyEvaluation",
+    "Sandbox",
     "evaluate_cases",
     "evaluate_file",
     "report_of",
@@ -171,11 +179,33 @@ def skip_reason(result: CaseResult) -> str | None:
     return f"invalid at level {', '.join(levels)}: {', '.join(found)}"
 
 
+@attrs.frozen(kw_only=True)
+class Sandbox:
+    """What stage two runs proposals with, besides the case's contract and world: the
+    services that give tools behaviour and the invariants every run is held to."""
+
+    services: tuple[ServiceSet, ...] = (CHECKOUT,)
+    invariants: tuple[Invariant, ...] = DEFAULT_INVARIANTS
+
+
 def _policy_evaluation(
-    name: str, *, contract: Contract, case: Case, source: str, fixture: WorldFixture, ref: Reference
+    name: str,
+    *,
+    contract: Contract,
+    plan: Plan,
+    fixture: WorldFixture,
+    ref: Reference,
+    sandbox: Sandbox,
 ) -> PolicyEvaluation:
-    plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
-    schedule = run_schedule(name, contract=contract, plan=plan, fixture=fixture, reference=ref)
+    schedule = run_schedule(
+        name,
+        contract=contract,
+        plan=plan,
+        fixture=fixture,
+        reference=ref,
+        services=sandbox.services,
+        invariants=sandbox.invariants,
+    )
     if ref.problem is not None:
         return PolicyEvaluation(
             policy=name,
@@ -206,7 +236,10 @@ def _evaluate_case(
     result: CaseResult,
     source: str,
     cache: ReferenceCache,
-) -> CaseEvaluation:
+    sandbox: Sandbox,
+) -> CaseEvaluation | LineError:
+    """Stage two of one case under ``contract`` (the case's own tools, or the file's);
+    a bad line when its plans call a tool nothing gives behaviour to."""
     reason = skip_reason(result)
     if reason is not None:
         return CaseEvaluation(
@@ -217,17 +250,22 @@ def _evaluate_case(
         if case.world is None
         else parse_world(case.world, source=f"{source}:{case.line} world")
     )
+    plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     expected = [(c.name, c.example) for c in case.expect.calls]  # one accepted instance
-    key = canonical_json([[[n, a] for n, a in expected], case.world])
+    probe = Target(policy=Guarded(), contract=contract, fixture=fixture, services=sandbox.services)
+    problem = readiness_problem(probe, [[plan], [Plan.of(*expected)]])
+    if problem is not None:
+        return LineError(line=case.line, message=f"stage 2 cannot run: {problem}")
+    key = canonical_json([[[n, a] for n, a in expected], case.world, case.tools])
     if key in cache:
         cache.move_to_end(key)
     else:
-        cache[key] = reference_of(contract, expected, fixture)
+        cache[key] = reference_of(contract, expected, fixture, sandbox.services)
         if len(cache) > _REFERENCES_KEPT:
             cache.popitem(last=False)
     stage2 = {
         name: _policy_evaluation(
-            name, contract=contract, case=case, source=source, fixture=fixture, ref=cache[key]
+            name, contract=contract, plan=plan, fixture=fixture, ref=cache[key], sandbox=sandbox
         )
         for name in POLICIES
     }
@@ -347,12 +385,18 @@ class EvaluationReport:
 
 
 def evaluate_cases(
-    contract: Contract, items: Iterable[Case | LineError], *, source: str
+    contract: Contract | None,
+    items: Iterable[Case | LineError],
+    *,
+    source: str,
+    sandbox: Sandbox | None = None,
 ) -> Iterator[CaseEvaluation | LineError]:
     """Evaluate cases as they come (a generator): each case is scored, then run, and
     yielded before the next item is taken. Bad lines pass through; a case whose tools or
-    world fixture is malformed becomes one."""
+    world fixture is malformed, or whose plans call a tool without behaviour, becomes one.
+    A case with its own ``tools`` is scored and run under them, else under ``contract``."""
     contracts = CaseContracts(contract)
+    chosen = sandbox or Sandbox()
     cache: ReferenceCache = OrderedDict()
     for item in items:
         if isinstance(item, LineError):
@@ -361,8 +405,11 @@ def evaluate_cases(
         for result in score_cases((item,), contracts, source=source):
             if isinstance(result, LineError):
                 yield result
-            else:
-                yield _evaluate_case(contract, item, result=result, source=source, cache=cache)
+                continue
+            own = contracts.for_tools(item.tools).contract  # scoring resolved it already
+            yield _evaluate_case(
+                own, item, result=result, source=source, cache=cache, sandbox=chosen
+            )
 
 
 def report_of(source: str, items: Iterable[CaseEvaluation | LineError]) -> EvaluationReport:
@@ -385,7 +432,9 @@ def report_of(source: str, items: Iterable[CaseEvaluation | LineError]) -> Evalu
     return EvaluationReport(source=source, cases=tuple(cases), errors=tuple(errors), score=score)
 
 
-def evaluate_file(contract: Contract, cases: CaseFile) -> EvaluationReport:
+def evaluate_file(
+    contract: Contract | None, cases: CaseFile, sandbox: Sandbox | None = None
+) -> EvaluationReport:
     """Stage one, then stage two, on every case of a file read whole."""
-    evaluated = evaluate_cases(contract, cases.cases, source=cases.source)
+    evaluated = evaluate_cases(contract, cases.cases, source=cases.source, sandbox=sandbox)
     return report_of(cases.source, [*evaluated, *cases.errors])

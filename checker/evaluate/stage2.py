@@ -35,11 +35,14 @@ import attrs
 from txcheck.evaluate.fault_schedule import FaultPoint, fault_schedule
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
+from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json, normalize
+from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal import Plan
+from txcheck.models.services import ServiceSet
 from txcheck.scoring.expectations import compensated_call
 
 __all__ = [
@@ -82,13 +85,18 @@ class Reference:
 
 
 def reference_of(
-    contract: Contract, calls: Sequence[tuple[str, Mapping[str, Any]]], fixture: WorldFixture
+    contract: Contract,
+    calls: Sequence[tuple[str, Mapping[str, Any]]],
+    fixture: WorldFixture,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
 ) -> Reference:
     """Run the expected calls under ``guarded`` with no fault."""
     plan = Plan.of(*calls)
     policy = builtin_policy(REFERENCE_POLICY)
     assert policy is not None
-    target = Target(policy=policy, contract=contract, fixture=fixture, invariants=())
+    target = Target(
+        policy=policy, contract=contract, fixture=fixture, services=services, invariants=()
+    )
     execution = execute(target, [plan])
     world = execution.run.world
     resources: dict[str, set[str]] = {}
@@ -280,12 +288,20 @@ def run_schedule(
     plan: Plan,
     fixture: WorldFixture,
     reference: Reference,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
+    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
 ) -> ScheduleResult:
     """Run ``plan`` under the built-in policy ``policy_name``: fault-free, then once per
     fault point of its schedule."""
     policy = builtin_policy(policy_name)
     assert policy is not None, policy_name
-    target = Target(policy=policy, contract=contract, fixture=fixture)
+    target = Target(
+        policy=policy,
+        contract=contract,
+        fixture=fixture,
+        services=services,
+        invariants=tuple(invariants),
+    )
     schedule = fault_schedule(target, [plan])
 
     def one(point: FaultPoint | None) -> Execution:

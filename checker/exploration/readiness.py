@@ -24,7 +24,14 @@ from txcheck.models.json_path import format_path
 from txcheck.models.proposal import Plan
 from txcheck.models.schema_limits import generation_problem
 
-__all__ = ["check_generatable", "check_ready", "served_tools", "tools_without_behaviour"]
+__all__ = [
+    "behaviour_problem",
+    "check_generatable",
+    "check_ready",
+    "readiness_problem",
+    "served_tools",
+    "tools_without_behaviour",
+]
 
 
 def served_tools(target: Target) -> frozenset[str]:
@@ -55,34 +62,50 @@ def tools_without_behaviour(target: Target, names: Sequence[str]) -> list[str]:
 def check_ready(target: Target, plan_sets: Sequence[Sequence[Plan]] | None = None) -> None:
     """Raise ``InputError`` when a run of ``plan_sets`` (default: the target's plans, or
     anything the contract allows when it has none) could call a tool without behaviour or
-    need a compensation that cannot be built."""
+    need a compensation that cannot be built, or (generated plans) when a tool's schema
+    admits no value txcheck can generate."""
     sets = target.plans if plan_sets is None else tuple(tuple(p) for p in plan_sets)
-    contract = target.contract
-    if sets:
-        names = [c.name for plans in sets for plan in plans for c in plan.calls]
-    else:
-        names = list(contract.tools)
-    missing = tools_without_behaviour(target, names)
-    if missing:
-        raise InputError(
-            f"{_listed(missing)} no behaviour: no service serves "
-            f"{'it' if len(missing) == 1 else 'them'} and the contract does not say what "
-            f"{'it does' if len(missing) == 1 else 'they do'}; describe "
-            f"{'it' if len(missing) == 1 else 'them'} in 'x-txcheck' (an 'effect') or MCP "
-            f"'annotations', or pass --services ({CONTRACT_DOC})",
-            source=contract.source,
-        )
+    problem = readiness_problem(target, sets)
+    if problem is not None:
+        raise InputError(problem, source=target.contract.source)
     if not sets:
         check_generatable(target)
-    for tool, reason in _unbuildable_compensations(contract, sets):
+
+
+def readiness_problem(target: Target, plan_sets: Sequence[Sequence[Plan]]) -> str | None:
+    """Why runs of ``plan_sets`` (none: any plan of the contract) cannot be exercised, or
+    None: a tool without behaviour, or a compensation a run may need that cannot be built."""
+    contract = target.contract
+    if plan_sets:
+        names = [c.name for plans in plan_sets for plan in plans for c in plan.calls]
+    else:
+        names = list(contract.tools)
+    problem = behaviour_problem(target, names)
+    if problem is not None:
+        return problem
+    for tool, reason in _unbuildable_compensations(contract, plan_sets):
         assert tool.compensated_by is not None
-        raise InputError(
+        return (
             f"tool {tool.name!r}: {reason} may need its compensation "
             f"{tool.compensated_by.tool!r}, which requires "
             f"{', '.join(map(repr, tool.compensated_by.unmapped))} that nothing fills; map "
-            f'it in \'compensated_by\': {{"tool": ..., "arguments": {{...}}}} ({CONTRACT_DOC})',
-            source=contract.source,
+            f'it in \'compensated_by\': {{"tool": ..., "arguments": {{...}}}} ({CONTRACT_DOC})'
         )
+    return None
+
+
+def behaviour_problem(target: Target, names: Sequence[str]) -> str | None:
+    """What is wrong when some of the tools ``names`` has no behaviour, or None."""
+    missing = tools_without_behaviour(target, names)
+    if not missing:
+        return None
+    one = len(missing) == 1
+    return (
+        f"{_listed(missing)} no behaviour: no service serves {'it' if one else 'them'} and "
+        f"the contract does not say what {'it does' if one else 'they do'}; describe "
+        f"{'it' if one else 'them'} in 'x-txcheck' (an 'effect') or MCP 'annotations', or "
+        f"pass --services ({CONTRACT_DOC})"
+    )
 
 
 def _listed(names: Sequence[str]) -> str:

@@ -17,10 +17,13 @@ import attrs
 from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.target import Target
+from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
+from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.policies.base import Policy
+from txcheck.models.services import ServiceSet
 from txcheck.scenarios.assertions import (
     Assertion,
     AssertionResult,
@@ -145,8 +148,16 @@ def _run(
     control: Control | None,
     contract: Contract,
     fixture: WorldFixture,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
+    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
 ) -> ScenarioRun:
-    target = Target(policy=_policy(policy), contract=contract, fixture=fixture)
+    target = Target(
+        policy=_policy(policy),
+        contract=contract,
+        fixture=fixture,
+        services=tuple(services),
+        invariants=tuple(invariants),
+    )
     session = Session(target, entry.plans, stop_at_first=False)
     before = session.run.world.snapshot()
     chooser = Deviations(entry.deviations)
@@ -168,7 +179,14 @@ def _run(
     )
 
 
-def run_scenario(entry: Scenario, *, contract: Contract, fixture: WorldFixture) -> ScenarioRun:
+def run_scenario(
+    entry: Scenario,
+    *,
+    contract: Contract,
+    fixture: WorldFixture,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
+    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+) -> ScenarioRun:
     """``entry`` under ``guarded``, judged by its own assertions."""
     return _run(
         entry,
@@ -177,10 +195,19 @@ def run_scenario(entry: Scenario, *, contract: Contract, fixture: WorldFixture) 
         control=None,
         contract=contract,
         fixture=fixture,
+        services=services,
+        invariants=invariants,
     )
 
 
-def run_control(entry: Control, *, contract: Contract, fixture: WorldFixture) -> ScenarioRun:
+def run_control(
+    entry: Control,
+    *,
+    contract: Contract,
+    fixture: WorldFixture,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
+    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+) -> ScenarioRun:
     """The control's policy on its scenario: the designated invariant must fire and the
     control's own assertions must hold."""
     checks = (invariant_fired(entry.designated), *entry.assertions)
@@ -191,11 +218,28 @@ def run_control(entry: Control, *, contract: Contract, fixture: WorldFixture) ->
         control=entry,
         contract=contract,
         fixture=fixture,
+        services=services,
+        invariants=invariants,
     )
 
 
-def run_all(*, contract: Contract, fixture: WorldFixture) -> list[ScenarioRun]:
-    """The 14 scenarios, then the 5 controls, in definition order."""
-    runs = [run_scenario(s, contract=contract, fixture=fixture) for s in SCENARIOS]
-    runs += [run_control(c, contract=contract, fixture=fixture) for c in CONTROLS]
+def run_all(
+    *,
+    contract: Contract,
+    fixture: WorldFixture,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
+    invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+) -> list[ScenarioRun]:
+    """The 14 scenarios, then the 5 controls, in definition order, with ``services`` and
+    held to ``invariants`` (the user's own, from the CLI, beside the defaults)."""
+    runs = [
+        run_scenario(
+            s, contract=contract, fixture=fixture, services=services, invariants=invariants
+        )
+        for s in SCENARIOS
+    ]
+    runs += [
+        run_control(c, contract=contract, fixture=fixture, services=services, invariants=invariants)
+        for c in CONTROLS
+    ]
     return runs
