@@ -206,6 +206,10 @@ class World:
         self._print = b""
         self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
 
+    def serves(self, tool: str) -> bool:
+        """Whether a service (registered, or generic for an annotated tool) runs ``tool``."""
+        return tool in self._table
+
     def _touch(self, *parts: Part) -> None:
         for part in parts:
             self.changed |= part.bit

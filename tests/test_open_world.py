@@ -305,3 +305,95 @@ def test_two_different_plans_making_the_same_call_are_two_operations() -> None:
     assert len(charges) == 2
     twice = execute(attrs.evolve(target, policy=builtin_policy("naive")), [first, first])
     assert twice.failed("no_double_effect")
+
+
+def _write_json(path: Path, document: Any) -> str:
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+LAUNCH_CONTRACT = {
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "launch",
+                "description": "Launch it.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"target": {"type": "string"}},
+                    "required": ["target"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+    ]
+}
+LAUNCH = {
+    "tool_calls": [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "launch", "arguments": json.dumps({"target": "moon"})},
+        }
+    ]
+}
+WORLD = str(ROOT / "examples" / "checkout" / "world.json")
+
+
+def test_validate_world_refuses_to_judge_a_tool_without_behaviour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    contract = _write_json(tmp_path / "c.json", LAUNCH_CONTRACT)
+    proposal = _write_json(tmp_path / "p.json", LAUNCH)
+    assert main(["validate", contract, proposal]) == 0  # no business level asked for
+    err = capsys.readouterr().err
+    assert "warning: " in err and "'launch' says nothing about what it does" in err
+    assert main(["validate", contract, proposal, "--world", WORLD]) == 2
+    err = capsys.readouterr().err
+    assert "the business level cannot judge this proposal: tool 'launch' has no behaviour" in err
+    assert main(["validate", contract, proposal, proposal, "--world", WORLD]) == 2
+    captured = capsys.readouterr()
+    assert "0 valid, 0 invalid, 2 bad input" in captured.out
+    assert captured.err.count("the business level cannot judge it") == 2
+
+
+def test_validate_world_runs_the_users_services(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    contract = str(ROOT / "examples" / "custom_service" / "contract.json")
+    gift = {
+        "order_id": "ord_1",
+        "customer_id": "cus_1",
+        "amount": 500,
+        "currency": "USD",
+        "idempotency_key": "key-gift-0001",
+    }
+    proposal = _write_json(
+        tmp_path / "gift.json",
+        {
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "send_gift_card", "arguments": json.dumps(gift)},
+                }
+            ]
+        },
+    )
+    document = json.loads(Path(WORLD).read_text(encoding="utf-8"))
+    world = _write_json(
+        tmp_path / "w.json", {**document, "services": {"gift_cards": {"budget": 100}}}
+    )
+    argv = ["validate", contract, proposal, "--world", world, "--json"]
+    # generic behaviour from the annotations: the gift card is sent
+    assert main(argv) == 0
+    capsys.readouterr()
+    # the user's service knows the budget: 500 is over it
+    assert main([*argv, "--services", "examples.custom_service.gift_cards:GIFT_CARDS"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert [v["code"] for v in verdict["violations"]] == ["budget_exhausted"]
+    with pytest.raises(SystemExit) as usage:  # --services needs --world
+        main(["validate", contract, proposal, "--services", "x:Y"])
+    assert usage.value.code == 2
