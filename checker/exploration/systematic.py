@@ -395,9 +395,10 @@ class SystematicEngine:
         tally_ = stats.tally
         notes.append(f"replayed {stats.replayed} prefix steps in {tally_.runs} runs")
         if self.prune and stats.states > 1:
+            held = sum(search.visited.nbytes() for search in searches)
             notes.append(
-                f"states told apart by 64-bit fingerprints: the odds that two of them "
-                f"collided are below {collision_odds(stats.states):.0e}"
+                f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
+                f"that two of them collided are below {collision_odds(stats.states):.0e}"
             )
         return EngineReport(
             engine=self.name,
