@@ -159,22 +159,43 @@ class CompiledContract:
             fast={n: fast_validator(v.schema) for n, v in validators.items()},
         )
 
+    def accepts(self, call: Call) -> bool:
+        """True when jsonschema-rs alone shows ``call`` has no schema violation (a known
+        tool, parsed arguments of plain JSON values); ``False`` means only "not shown"."""
+        fast = self.fast.get(call.name)
+        arguments = call.arguments
+        return (
+            fast is not None
+            and type(arguments) is dict
+            and _plain(arguments, 1)
+            and _accepts(fast, call)
+        )
+
     def check(self, call: Call) -> list[Violation]:
         """Violations of ``call``'s parsed arguments; an unknown tool or unparsed call has
         none here (those fail at other levels)."""
         validator = self.validators.get(call.name)
         if validator is None or call.arguments is None:
             return []
-        depth, huge, exact = _scan(call.arguments)
         fast = self.fast.get(call.name)
-        if fast is not None and exact and depth <= MAX_ARGUMENT_DEPTH and _accepts(fast, call):
-            return []
-        if depth > MAX_ARGUMENT_DEPTH:
-            text = f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
-            return [_violation("schema_violation", call, [], text)]
-        if huge is not None:
-            text = f"expected a number of at most {_HUGE_DIGITS} digits, got {_describe(huge[1])}"
-            return [_violation("out_of_range", call, huge[0], text)]
+        if fast is not None and type(call.arguments) is dict and _plain(call.arguments, 1):
+            # within the depth limit, no huge integer, every number exact: as _scan says
+            if _accepts(fast, call):
+                return []
+        else:
+            depth, huge, exact = _scan(call.arguments)
+            if fast is not None and exact and depth <= MAX_ARGUMENT_DEPTH and _accepts(fast, call):
+                return []
+            if depth > MAX_ARGUMENT_DEPTH:
+                text = (
+                    f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
+                )
+                return [_violation("schema_violation", call, [], text)]
+            if huge is not None:
+                text = (
+                    f"expected a number of at most {_HUGE_DIGITS} digits, got {_describe(huge[1])}"
+                )
+                return [_violation("out_of_range", call, huge[0], text)]
         try:
             return list(_map_errors(validator.iter_errors(call.arguments), call))
         except RecursionError:
@@ -228,6 +249,32 @@ def compile_contract(contract: Contract) -> CompiledContract:
 
     _CACHE[key] = (weakref.ref(contract, forget), compiled)
     return compiled
+
+
+_SAFE = SAFE_INTEGER
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """True when ``value`` (a dict or list at nesting ``depth``) holds only JSON types,
+    nests at most ``MAX_ARGUMENT_DEPTH`` deep and every number is exact as a double: then
+    ``_scan`` would find the depth allowed, no huge integer, and every number exact. A
+    quick recursive pass for the common case; ``False`` sends the value to ``_scan``."""
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -_SAFE <= item <= _SAFE:
+                return False
+        elif kind is float:
+            if item - item != 0:  # inf or nan
+                return False
+        elif kind is dict or kind is list:
+            if depth >= MAX_ARGUMENT_DEPTH or not _plain(item, depth + 1):
+                return False
+        else:
+            return False
+    return True
 
 
 def nesting_depth(value: Any) -> int:

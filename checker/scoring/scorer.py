@@ -21,8 +21,8 @@ from txcheck.models.contract import Contract
 from txcheck.models.errors import InputError, ProposalFormatError
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.validation import validate
-from txcheck.models.verdict import LEVELS, Verdict, Violation
+from txcheck.models.validation import proven_valid, validate
+from txcheck.models.verdict import LEVELS, Level, Violation
 from txcheck.models.world_rules import business_check_from_doc
 from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
 from txcheck.scoring.cases import Case, CaseFile, LineError
@@ -240,22 +240,22 @@ def exit_code(summary: Summary) -> int:
 _NO_WORLD = "no world fixture in the case (its 'world' field)"
 
 
-def _business(case: Case, contract: Contract) -> tuple[BusinessCheck | None, str | None]:
-    """The business checker for the case's world fixture, or why the level is skipped.
-    A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad line)."""
+def _business(case: Case) -> BusinessCheck | None:
+    """The business checker for the case's world fixture (``None`` without one: the level
+    is skipped). A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad
+    line)."""
     if case.world is None:
-        return None, _NO_WORLD
-    return business_check_from_doc(case.world, source=f"line {case.line} world"), None
+        return None
+    return business_check_from_doc(case.world, source=f"line {case.line} world")
 
 
-def _verdict(
-    contract: Contract, plan: Plan, business: BusinessCheck | None, skip_reason: str | None
-) -> Verdict:
-    """The plan's verdict, with the scorer's reason when the business level is skipped."""
-    verdict = validate(contract, plan, business=business)
-    if skip_reason is None or "business" not in verdict.levels_skipped:
-        return verdict
-    return attrs.evolve(verdict, levels_skipped={**verdict.levels_skipped, "business": skip_reason})
+def _levels(
+    checked: tuple[Level, ...], skipped: Mapping[str, str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The levels checked and skipped, with the scorer's reason when business is skipped."""
+    if "business" in skipped:
+        return checked, {**skipped, "business": _NO_WORLD}
+    return checked, dict(skipped)
 
 
 ExpectCache = dict[str, tuple[Violation, ...]]
@@ -266,37 +266,42 @@ def _expect_warnings(
 ) -> tuple[Violation, ...]:
     """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
 
-    The verdict depends only on the contract, the expected calls and the world, so an
-    expectation is validated once per contract (several samples of one task, pass^k style,
-    or one task asked of several models), not once per case.
+    Most expectations are shown valid by one linear pass. The others (and those checked
+    against a world) have a verdict that depends only on the contract, the expected calls
+    and the world, so it is computed once per contract (several samples of one task,
+    pass^k style, or one task asked of several models), not once per case.
     """
+    plan = Plan(
+        calls=tuple(
+            Call(
+                id=f"expect.calls[{i}]",
+                name=c.name,
+                index=i,
+                raw_arguments=c.example,
+                arguments=c.example,
+            )
+            for i, c in enumerate(case.expect.calls)
+        )
+    )
+    if business is None and proven_valid(context.contract, plan):
+        return ()
     key = canonical_json(
         [[[c.name, pattern_json(c.arguments)] for c in case.expect.calls], case.world]
     )
     hit = context.expect_cache.get(key)
     if hit is None:
-        hit = _validate_expectation(context.contract, case, business)
+        hit = _validate_expectation(context.contract, plan, business)
         context.remember(key, hit)
     return hit
 
 
 def _validate_expectation(
-    contract: Contract, case: Case, business: BusinessCheck | None
+    contract: Contract, plan: Plan, business: BusinessCheck | None
 ) -> tuple[Violation, ...]:
-    calls = tuple(
-        Call(
-            id=f"expect.calls[{i}]",
-            name=c.name,
-            index=i,
-            raw_arguments=c.example,
-            arguments=c.example,
-        )
-        for i, c in enumerate(case.expect.calls)
-    )
-    verdict = validate(contract, Plan(calls=calls), business=business)
-    if verdict.valid:
+    violations = validate(contract, plan, business=business, summary=False).violations
+    if not violations:
         return ()
-    detail = "; ".join(f"{v.call or 'plan'}: {v.code} ({v.message})" for v in verdict.violations)
+    detail = "; ".join(f"{v.call or 'plan'}: {v.code} ({v.message})" for v in violations)
     message = f"the expected calls are themselves invalid under the contract: {detail}"
     return (Violation(code="expect_invalid", level="scorer", call=None, message=message),)
 
@@ -347,13 +352,15 @@ def score_case(
 
 def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
     contract = context.contract
-    business, skip_reason = _business(case, contract)
+    business = _business(case)
     warnings = _expect_warnings(context, case, business)
     try:
         plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     except ProposalFormatError as error:
         return _unreadable(case, error, warnings)
-    verdict = _verdict(contract, plan, business, skip_reason)
+    verdict = validate(contract, plan, business=business, summary=False)
+    found = verdict.violations
+    levels_checked, levels_skipped = _levels(verdict.levels_checked, verdict.levels_skipped)
     expected = [(c.name, c.arguments) for c in case.expect.calls]
     alignment = align(
         expected,
@@ -366,7 +373,7 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         for p in case.json_problems
     )
     scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
-    violations = json_problems + tuple(verdict.violations) + tuple(scorer)
+    violations = json_problems + found + tuple(scorer)
     ordered_ok = not (case.expect.ordered and alignment.out_of_order)
     pairs = alignment.pairs
     strict = StrictResult(
@@ -375,15 +382,14 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         violations=violations,
         vetoes=tuple(vetoes),
         tool_selection=float(Fraction(len(pairs), len(expected))) if expected else None,
-        schema_valid=not json_problems
-        and not any(v.level in ("json", "schema") for v in verdict.violations),
+        schema_valid=not json_problems and not any(v.level in ("json", "schema") for v in found),
         exact_arguments=(
             float(Fraction(sum(p.exact for p in pairs), len(pairs))) if pairs else None
         ),
         order=ordered_ok if case.expect.ordered else None,
         irrelevance=(not plan.calls) if not expected else None,
-        levels_checked=tuple(verdict.levels_checked),
-        levels_skipped=dict(verdict.levels_skipped),
+        levels_checked=levels_checked,
+        levels_skipped=levels_skipped,
         alignment=tuple((p.expected, plan.calls[p.proposed].id) for p in pairs),
     )
     return CaseResult(

@@ -1,0 +1,68 @@
+"""What plan checks look up per tool and workflow, derived once per contract.
+
+Validation asks the same questions of every plan under one contract: which argument names
+a tool's resource, which workflows a tool belongs to and at which step. Answering them from
+the ``Contract`` each time means scanning its workflows per call; ``contract_index`` answers
+them from dictionaries built on first use and kept while the contract object lives (keyed
+on identity, like ``compile_contract``: contracts compare by value, not by schemas).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+
+import attrs
+
+from txcheck.models.contract import Contract, Workflow
+
+__all__ = ["ContractIndex", "contract_index"]
+
+
+@attrs.frozen(kw_only=True)
+class ContractIndex:
+    """Per-contract lookups for plan checks.
+
+    ``resource``: tool name -> the argument naming its resource (tools that have one);
+    ``side_effect``: the names of tools that write; ``workflows``: tool name -> the
+    workflows that contain it, in contract order; ``steps``: for each workflow (in contract
+    order), tool name -> its first step index.
+    """
+
+    resource: Mapping[str, str]
+    side_effect: frozenset[str]
+    workflows: Mapping[str, tuple[Workflow, ...]]
+    steps: tuple[Mapping[str, int], ...]
+
+    @classmethod
+    def build(cls, contract: Contract) -> ContractIndex:
+        tools = contract.tools
+        return cls(
+            resource={n: t.resource for n, t in tools.items() if t.resource is not None},
+            side_effect=frozenset(n for n, t in tools.items() if t.has_side_effect),
+            workflows={n: found for n in tools if (found := contract.workflows_with(n))},
+            steps=tuple(
+                {name: i for i, name in reversed(list(enumerate(w.steps)))}
+                for w in contract.workflows
+            ),
+        )
+
+
+_CACHE: dict[int, tuple[weakref.ref[Contract], ContractIndex]] = {}
+
+
+def contract_index(contract: Contract) -> ContractIndex:
+    """The index of ``contract``, built on first use and kept while the contract lives."""
+    key = id(contract)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is contract:
+        return hit[1]
+    index = ContractIndex.build(contract)
+
+    def forget(ref: weakref.ref[Contract], key: int = key) -> None:
+        entry = _CACHE.get(key)
+        if entry is not None and entry[0] is ref:
+            del _CACHE[key]
+
+    _CACHE[key] = (weakref.ref(contract, forget), index)
+    return index
