@@ -1,0 +1,86 @@
+"""The alignment's in-order path gives the assignment's answer, and ``fully_similar`` is
+``argument_similarity == 1`` with no argument difference.
+
+Calls are drawn from small pools of names and values (with ``$any``, ``$optional``, keys
+shared and split, normalisation), so that proposals often line up with the expectation
+exactly, nearly, or in another order: where the in-order path must decide right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from txcheck.scoring.argument_diff import argument_similarity, diff_arguments, fully_similar
+from txcheck.scoring.matching import _assigned, align
+from txcheck.scoring.patterns import AnyOf, OptionalMember, normalizer
+
+KEYS = {"create": "key", "charge": "key"}
+_VALUES = st.sampled_from(["a", "A", "a ", 1, 1.0, "1", True, None, [1], {"x": 1}])
+_PATTERNS = _VALUES | st.builds(lambda a, b: AnyOf(options=(a, b)), _VALUES, _VALUES)
+_NAMES = st.sampled_from(["create", "charge", "read"])
+_ARGS = st.sampled_from(["key", "id", "note"])
+
+
+@st.composite
+def _expected(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    arguments: dict[str, Any] = {}
+    for name in draw(st.lists(_ARGS, max_size=3, unique=True)):
+        value = draw(_PATTERNS)
+        arguments[name] = OptionalMember(value=value) if draw(st.integers(0, 4)) == 0 else value
+    return draw(_NAMES), arguments
+
+
+def _concrete(value: Any) -> Any:
+    if isinstance(value, OptionalMember):
+        return _concrete(value.value)
+    if isinstance(value, AnyOf):
+        return _concrete(value.options[-1])
+    return value
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> tuple[list[Any], list[Any], Any]:
+    expected = draw(st.lists(_expected(), max_size=4))
+    proposed: list[Any] = []
+    for name, arguments in expected:
+        got: dict[str, Any] | None = {k: _concrete(v) for k, v in arguments.items()}
+        change = draw(st.integers(0, 5))
+        if change == 0 and got:
+            got[draw(st.sampled_from(sorted(got)))] = draw(_VALUES)
+        elif change == 1 and got:
+            got.pop(draw(st.sampled_from(sorted(got))))
+        elif change == 2:
+            got = None
+        proposed.append((name if draw(st.integers(0, 9)) else "read", got))
+    if draw(st.booleans()):
+        proposed = draw(st.permutations(proposed))
+    if draw(st.integers(0, 3)) == 0:
+        proposed.append(draw(st.sampled_from(proposed))) if proposed else None
+    norm = normalizer(tuple(draw(st.sampled_from([[], [], ["case"], ["whitespace", "case"]]))))
+    return expected, proposed, norm
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_cases())
+def test_the_in_order_path_agrees_with_the_assignment(drawn: tuple[Any, Any, Any]) -> None:
+    expected, proposed, norm = drawn
+    assert align(expected, proposed, key_args=KEYS, norm=norm) == _assigned(
+        expected, proposed, KEYS, norm
+    )
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_cases())
+def test_fully_similar_means_similarity_one_and_no_difference(
+    drawn: tuple[Any, Any, Any],
+) -> None:
+    expected, proposed, norm = drawn
+    for (name, want), (_, got) in zip(expected, proposed, strict=False):
+        key = KEYS.get(name)
+        full = fully_similar(want, got, key_arg=key, norm=norm)
+        assert full == (argument_similarity(want, got, key_arg=key, norm=norm) == 1)
+        if full:
+            assert diff_arguments(want, got, key_arg=key, norm=norm) == ()
