@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
 from txcheck.models.proposal import Plan
@@ -48,14 +47,17 @@ def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, A
         return 1.0 if not plan.calls and not expected else 0.0
     call = plan.calls[0]
     want_name, want_args = expected[0]
-    score = Fraction(1, 2) if call.name == want_name else Fraction(0)
+    name = int(call.name == want_name)
     got_args = legacy_arguments(call.raw_arguments)
-    if got_args is not None:
-        names = set(want_args) | set(got_args)
-        same = sum(
-            1
-            for n in names
-            if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n])
-        )
-        score += Fraction(1, 2) * (Fraction(same, len(names)) if names else Fraction(1))
-    return float(score)
+    if got_args is None:
+        return name / 2
+    names = set(want_args) | set(got_args)
+    same = sum(
+        1
+        for n in names
+        if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n])
+    )
+    # 1/2 * name + 1/2 * same / len(names), as one exact ratio of integers (int / int is
+    # correctly rounded, as float() of the equal Fraction would be)
+    count = len(names) if names else 1
+    return (name * count + (same if names else 1)) / (2 * count)

@@ -128,6 +128,9 @@ def _match_tool(
     have it; otherwise networkx finds the optimal assignment.
     """
 
+    if len(es) == 1 and len(ps) == 1:  # one possible pair
+        return [(es[0], ps[0])]
+
     def similarity(i: int, j: int) -> Fraction:
         return argument_similarity(expected[i][1], proposed[j][1], key_arg=key_arg, norm=norm)
 
@@ -251,9 +254,7 @@ def _assigned(
         Pair(
             expected=i,
             proposed=j,
-            diffs=diff_arguments(
-                expected[i][1], proposed[j][1], key_arg=key_args.get(expected[i][0]), norm=norm
-            )
+            diffs=_differences(expected[i], proposed[j], key_args.get(expected[i][0]), norm)
             + tuple(key_diffs.get(j, ())),
         )
         for i, j in matched
@@ -267,6 +268,16 @@ def _assigned(
         extra=tuple(j for j in range(len(proposed)) if j not in paired_proposed),
         out_of_order=tuple(sorted(p.proposed for k, p in enumerate(pairs) if k not in in_order)),
     )
+
+
+def _differences(
+    expected: ExpectedCall, proposed: ProposedCall, key_arg: str | None, norm: Normalizer
+) -> tuple[ArgDiff, ...]:
+    """``diff_arguments`` of a pair; none when the pair is fully alike (``fully_similar``
+    says so in a cheaper pass)."""
+    if fully_similar(expected[1], proposed[1], key_arg=key_arg, norm=norm):
+        return ()
+    return diff_arguments(expected[1], proposed[1], key_arg=key_arg, norm=norm)
 
 
 def _in_order(

@@ -163,8 +163,8 @@ class SummaryBuilder:
 
     def __init__(self) -> None:
         self.cases = self.passed = self.vetoes = self.unreadable = self.expect_invalid = 0
-        self._legacy: list[Fraction] = [Fraction(0), Fraction(0)]
-        self._means: dict[str, list[Fraction]] = {m: [Fraction(0), Fraction(0)] for m in _MEANS}
+        self._legacy = _Mean()
+        self._means: dict[str, _Mean] = {m: _Mean() for m in _MEANS}
 
     def add(self, result: CaseResult) -> None:
         strict = result.strict
@@ -173,9 +173,9 @@ class SummaryBuilder:
         self.vetoes += strict.veto
         self.unreadable += result.unreadable
         self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
-        _accumulate(self._legacy, result.legacy)
+        self._legacy.add(result.legacy)
         for name in _MEANS:
-            _accumulate(self._means[name], getattr(strict, name))
+            self._means[name].add(getattr(strict, name))
 
     def build(self, errors: int) -> Summary:
         return Summary(
@@ -185,23 +185,35 @@ class SummaryBuilder:
             unreadable=self.unreadable,
             expect_invalid=self.expect_invalid,
             errors=errors,
-            legacy_mean=_average(self._legacy),
-            means={name: _average(self._means[name]) for name in _MEANS},
+            legacy_mean=self._legacy.value(),
+            means={name: self._means[name].value() for name in _MEANS},
         )
 
 
-def _accumulate(total: list[Fraction], value: float | bool | None) -> None:
-    if value is None:
-        return
-    if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
-        total[0] += int(value)
-    else:
-        total[0] += Fraction(value)
-    total[1] += 1
+class _Mean:
+    """An exact running mean: whole values summed as integers (most values are 0 or 1),
+    the others as fractions."""
 
+    __slots__ = ("count", "fractions", "whole")
 
-def _average(total: list[Fraction]) -> float | None:
-    return float(total[0] / total[1]) if total[1] else None
+    def __init__(self) -> None:
+        self.whole = 0
+        self.fractions = Fraction(0)
+        self.count = 0
+
+    def add(self, value: float | bool | None) -> None:
+        if value is None:
+            return
+        if value in (0, 1):
+            self.whole += int(value)
+        else:
+            self.fractions += Fraction(value)
+        self.count += 1
+
+    def value(self) -> float | None:
+        if not self.count:
+            return None
+        return float((self.whole + self.fractions) / self.count)
 
 
 @attrs.frozen(kw_only=True)
@@ -381,11 +393,9 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         veto=bool(vetoes),
         violations=violations,
         vetoes=tuple(vetoes),
-        tool_selection=float(Fraction(len(pairs), len(expected))) if expected else None,
+        tool_selection=len(pairs) / len(expected) if expected else None,
         schema_valid=not json_problems and not any(v.level in ("json", "schema") for v in found),
-        exact_arguments=(
-            float(Fraction(sum(p.exact for p in pairs), len(pairs))) if pairs else None
-        ),
+        exact_arguments=sum(p.exact for p in pairs) / len(pairs) if pairs else None,
         order=ordered_ok if case.expect.ordered else None,
         irrelevance=(not plan.calls) if not expected else None,
         levels_checked=levels_checked,
