@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from txcheck.scoring.argument_diff import argument_similarity, diff_arguments, fully_similar
 from txcheck.scoring.matching import _assigned, align
-from txcheck.scoring.patterns import AnyOf, OptionalMember, normalizer
+from txcheck.scoring.patterns import AnyOf, OptionalMember, _matches, matches, normalizer
 
 KEYS = {"create": "key", "charge": "key"}
 _VALUES = st.sampled_from(["a", "A", "a ", 1, 1.0, "1", True, None, [1], {"x": 1}])
@@ -84,3 +84,24 @@ def test_fully_similar_means_similarity_one_and_no_difference(
         assert full == (argument_similarity(want, got, key_arg=key, norm=norm) == 1)
         if full:
             assert diff_arguments(want, got, key_arg=key, norm=norm) == ()
+
+
+_SCALARS = st.sampled_from([0, 1, 1.0, -0.0, 2.5, True, False, None, "", "a", "A", " a", "1"])
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_JSON, _JSON, st.sampled_from([(), ("case",), ("whitespace", "punctuation")]))
+def test_matches_takes_plain_values_as_the_general_rules_do(
+    expected: Any, got: Any, names: tuple[str, ...]
+) -> None:
+    norm = normalizer(names)
+    assert matches(expected, got, norm) == _matches(expected, got, norm)
+    assert matches(expected, expected, norm)

@@ -26,7 +26,13 @@ import attrs
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.strict_json import StrictJsonError, loads_strict
-from txcheck.scoring.patterns import NORMALIZATIONS, has_markers, parse_expected, representative
+from txcheck.scoring.patterns import (
+    NORMALIZATIONS,
+    has_markers,
+    is_plain,
+    parse_expected,
+    representative,
+)
 from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = [
@@ -162,6 +168,11 @@ def _short(value: Any) -> str:
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in obj:
+        if key not in allowed:
+            break
+    else:
+        return
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
         raise ValueError(
@@ -179,6 +190,9 @@ def _expected_call(value: Any, where: str) -> ExpectedCall:
     arguments = value.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ValueError(f"'{where}.arguments' must be an object (got {_short(arguments)})")
+    if is_plain(arguments, -1):  # the common case: no marker (values at depth 0)
+        plain = dict(arguments)
+        return ExpectedCall(name=name, arguments=plain, example=plain)
     parsed = {
         k: parse_expected(v, f"{where}.arguments.{k}", member=True) for k, v in arguments.items()
     }
@@ -186,6 +200,8 @@ def _expected_call(value: Any, where: str) -> ExpectedCall:
 
 
 def _normalize(value: Any) -> tuple[str, ...]:
+    if value == []:
+        return ()
     if not isinstance(value, list) or not all(v in NORMALIZATIONS for v in value):
         raise ValueError(
             f"'expect.normalize' must be a list of {', '.join(map(repr, NORMALIZATIONS))} "

@@ -186,7 +186,9 @@ def _key_diffs(
         if arg is None or p_args is None or arg not in expected[i][1] or arg not in p_args:
             continue
         got = p_args[arg]
-        keyed.append((j, arg, _shown(pattern_json(expected[i][1][arg])), _shown(got), got))
+        want = expected[i][1][arg]
+        shown = _shown(want if isinstance(want, str) else pattern_json(want))
+        keyed.append((j, arg, shown, _shown(got), got))
     out: dict[int, list[ArgDiff]] = {}
     if len(keyed) < 2:
         return out  # a key is only ever compared with another
