@@ -24,21 +24,31 @@ class ContractIndex:
     """Per-contract lookups for plan checks.
 
     ``resource``: tool name -> the argument naming its resource (tools that have one);
+    ``keys``: tool name -> its idempotency-key argument, for tools that write and have one;
     ``side_effect``: the names of tools that write; ``workflows``: tool name -> the
     workflows that contain it, in contract order; ``steps``: for each workflow (in contract
-    order), tool name -> its first step index.
+    order), tool name -> its first step index. ``groups`` remembers, per sequence of tool
+    names on one resource, whether the plan graph finds nothing to report on it (see
+    ``txcheck.models.plan_quick``): plans repeat the same few sequences.
     """
 
     resource: Mapping[str, str]
+    keys: Mapping[str, str]
     side_effect: frozenset[str]
     workflows: Mapping[str, tuple[Workflow, ...]]
     steps: tuple[Mapping[str, int], ...]
+    groups: dict[tuple[str, ...], bool] = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def build(cls, contract: Contract) -> ContractIndex:
         tools = contract.tools
         return cls(
             resource={n: t.resource for n, t in tools.items() if t.resource is not None},
+            keys={
+                n: t.idempotency_key
+                for n, t in tools.items()
+                if t.has_side_effect and t.idempotency_key is not None
+            },
             side_effect=frozenset(n for n, t in tools.items() if t.has_side_effect),
             workflows={n: found for n in tools if (found := contract.workflows_with(n))},
             steps=tuple(

@@ -32,9 +32,10 @@ from typing import Any
 
 from txcheck.models.business import NO_WORLD, BusinessCheck
 from txcheck.models.contract import Contract, Tool
-from txcheck.models.graph_check import graph_is_clean, graph_violations
+from txcheck.models.contract_index import contract_index
 from txcheck.models.json_path import describe
 from txcheck.models.plan_graph import build_plan_graph, normalised, show_id
+from txcheck.models.plan_quick import quick_checks
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.schema_check import compile_contract
 from txcheck.models.verdict import LEVELS, Level, Verdict, Violation
@@ -57,14 +58,16 @@ def validate(
     is left empty, and the plan graph is built only when a linear pass cannot show that
     it has nothing to report. The violations are the same either way.
     """
+    keys_clean, graph_clean = quick_checks(contract_index(contract), plan.calls)
     if summary:
         graph = build_plan_graph(contract, plan.calls)
         graph_found, plan_summary = graph.violations, graph.summary()
     else:
-        graph_found, plan_summary = graph_violations(contract, plan.calls), {}
+        graph_found = () if graph_clean else build_plan_graph(contract, plan.calls).violations
+        plan_summary = {}
     checked, skipped = _levels(business)
     return Verdict(
-        violations=_violations(contract, plan, business, graph_found),
+        violations=_violations(contract, plan, business, graph_found, keys_clean=keys_clean),
         levels_checked=checked,
         levels_skipped=skipped,
         plan=plan_summary,
@@ -81,7 +84,7 @@ def proven_valid(contract: Contract, plan: Plan) -> bool:
         if call.id in ids or call.name not in contract.tools or not compiled.accepts(call):
             return False
         ids.add(call.id)
-    return not _key_violations(contract, plan) and graph_is_clean(contract, plan.calls)
+    return all(quick_checks(contract_index(contract), plan.calls))
 
 
 def _levels(business: BusinessCheck | None) -> tuple[tuple[Level, ...], dict[str, str]]:
@@ -99,8 +102,11 @@ def _violations(
     plan: Plan,
     business: BusinessCheck | None,
     graph: tuple[tuple[int, Violation], ...],
+    *,
+    keys_clean: bool,
 ) -> tuple[Violation, ...]:
-    """Every violation, by level then position (``graph``: the plan graph's violations)."""
+    """Every violation, by level then position (``graph``: the plan graph's violations;
+    ``keys_clean``: the key rules are known to find nothing)."""
     compiled = compile_contract(contract)
     found: list[tuple[int, int, Violation]] = []
 
@@ -127,8 +133,9 @@ def _violations(
                 add(position, problem)
             if not problems:
                 well_formed.add(position)
-    for position, violation in _key_violations(contract, plan):
-        add(position, violation)
+    if not keys_clean:
+        for position, violation in _key_violations(contract, plan):
+            add(position, violation)
     for position, violation in graph:
         add(position, violation)
     if business is not None:

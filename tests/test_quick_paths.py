@@ -1,10 +1,11 @@
 """Validation's quick paths give the answers of the full ones.
 
-``validate(..., summary=False)`` skips the plan graph when a linear pass shows it has
-nothing to report, ``proven_valid`` says "valid" only when that is certain, and the schema
-check's quick scan agrees with the full one. Plans are drawn close to the checkout
-contract's rules (workflow steps in and out of order, shared resources and keys, repeats),
-where the quick passes must tell "nothing to report" from "look closer".
+``validate(..., summary=False)`` skips the plan graph (and the key rules) when a linear
+pass (``quick_checks``) shows they have nothing to report, ``proven_valid`` says "valid"
+only when that is certain, and the schema check's quick scan agrees with the full one.
+Plans are drawn close to the checkout contract's rules (workflow steps in and out of
+order, shared resources and keys, repeats), where the quick passes must tell "nothing to
+report" from "look closer".
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import arbitrary_plans, call, checkout_calls, json_values
+from txcheck.models.contract_index import contract_index
 from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.graph_check import graph_is_clean, graph_violations
 from txcheck.models.plan_graph import build_plan_graph
+from txcheck.models.plan_quick import quick_checks
 from txcheck.models.proposal import Plan
 from txcheck.models.proposal_parser import load_proposal
 from txcheck.models.schema_check import MAX_ARGUMENT_DEPTH, _plain, _scan
-from txcheck.models.validation import proven_valid, validate
+from txcheck.models.validation import _key_violations, proven_valid, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = default_contract()
@@ -68,13 +70,13 @@ def _same_answers(contract: Any, plan: Plan) -> None:
     assert quick.violations == full.violations
     assert quick.levels_checked == full.levels_checked
     assert quick.levels_skipped == full.levels_skipped
-    assert (
-        graph_violations(contract, plan.calls) == build_plan_graph(contract, plan.calls).violations
-    )
+    keys_clean, graph_clean = quick_checks(contract_index(contract), plan.calls)
+    if keys_clean:
+        assert _key_violations(contract, plan) == []
+    if graph_clean:
+        assert build_plan_graph(contract, plan.calls).violations == ()
     if proven_valid(contract, plan):
         assert full.valid
-    if graph_is_clean(contract, plan.calls):
-        assert build_plan_graph(contract, plan.calls).violations == ()
 
 
 def test_quick_paths_on_the_example_proposals() -> None:
@@ -83,11 +85,14 @@ def test_quick_paths_on_the_example_proposals() -> None:
 
 
 def test_a_whole_checkout_is_proven_valid_without_the_graph() -> None:
+    index = contract_index(CONTRACT)
     plan = Plan.of(*checkout_calls("o1"))
     assert proven_valid(CONTRACT, plan)
-    assert graph_is_clean(CONTRACT, plan.calls)
+    assert quick_checks(index, plan.calls) == (True, True)
     swapped = Plan.of(*[checkout_calls("o1")[i] for i in (0, 2, 1, 3)])
-    assert not graph_is_clean(CONTRACT, swapped.calls)
+    assert quick_checks(index, swapped.calls) == (True, False)
+    twice = Plan.of(*checkout_calls("o1"), *checkout_calls("o2"))
+    assert quick_checks(index, twice.calls) == (False, True)
     assert not proven_valid(CONTRACT, Plan.of(*checkout_calls("o1")[:3]))
 
 

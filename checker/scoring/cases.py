@@ -180,7 +180,22 @@ def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) ->
         )
 
 
-def _expected_call(value: Any, where: str) -> ExpectedCall:
+def _expected_call(value: Any, index: int) -> ExpectedCall:
+    if type(value) is dict:
+        name = value.get("name")
+        arguments = value.get("arguments", {})
+        if (
+            type(name) is str
+            and name
+            and type(arguments) is dict
+            and all(key in _CALL_KEYS for key in value)
+            and is_plain(arguments, -1)  # the common case: no marker (values at depth 0)
+        ):
+            return ExpectedCall(name=name, arguments=arguments, example=arguments)
+    return _checked_call(value, f"expect.calls[{index}]")
+
+
+def _checked_call(value: Any, where: str) -> ExpectedCall:
     if not isinstance(value, dict):
         raise ValueError(f"'{where}' must be an object {{name, arguments}} (got {_short(value)})")
     _check_keys(value, _CALL_KEYS, f"'{where}'")
@@ -190,9 +205,6 @@ def _expected_call(value: Any, where: str) -> ExpectedCall:
     arguments = value.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ValueError(f"'{where}.arguments' must be an object (got {_short(arguments)})")
-    if is_plain(arguments, -1):  # the common case: no marker (values at depth 0)
-        plain = dict(arguments)
-        return ExpectedCall(name=name, arguments=plain, example=plain)
     parsed = {
         k: parse_expected(v, f"{where}.arguments.{k}", member=True) for k, v in arguments.items()
     }
@@ -227,10 +239,11 @@ def _expectation(value: Any) -> Expectation:
         raise ValueError(
             f"'expect.forbidden' must be a list of tool names (got {_short(forbidden)})"
         )
-    expected = tuple(_expected_call(c, f"expect.calls[{i}]") for i, c in enumerate(calls))
-    both = sorted({c.name for c in expected} & set(forbidden))
-    if both:
-        raise ValueError(f"'{both[0]}' is both expected and forbidden")
+    expected = tuple([_expected_call(c, i) for i, c in enumerate(calls)])
+    if forbidden:
+        both = sorted({c.name for c in expected} & set(forbidden))
+        if both:
+            raise ValueError(f"'{both[0]}' is both expected and forbidden")
     return Expectation(
         calls=expected,
         ordered=ordered,

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from txcheck.models.proposal import Plan
+from txcheck.models.proposal import Call, Plan
 
 __all__ = ["legacy_arguments", "legacy_score"]
 
@@ -36,6 +36,17 @@ def legacy_arguments(raw: Any) -> Mapping[str, Any] | None:
     return raw if isinstance(raw, Mapping) else None
 
 
+def _seen_arguments(call: Call) -> Mapping[str, Any] | None:
+    """``legacy_arguments`` of the call's raw arguments. Text that parsed strictly into
+    ``call.arguments`` reads the same leniently (strict JSON is a subset), unless it starts
+    with a byte-order mark, which only the strict reader skips: so the parsed value is
+    used instead of parsing the text again."""
+    raw = call.raw_arguments
+    if isinstance(raw, str) and call.arguments is not None and not raw.startswith("\ufeff"):
+        return call.arguments
+    return legacy_arguments(raw)
+
+
 def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, Any]]]) -> float:
     """The audited score of ``plan`` against the expected ``(name, arguments)`` calls.
 
@@ -48,7 +59,7 @@ def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, A
     call = plan.calls[0]
     want_name, want_args = expected[0]
     name = int(call.name == want_name)
-    got_args = legacy_arguments(call.raw_arguments)
+    got_args = _seen_arguments(call)
     if got_args is None:
         return name / 2
     names = set(want_args) | set(got_args)

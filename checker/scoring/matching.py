@@ -236,10 +236,14 @@ def align(
     calls. ``key_args`` maps each tool to its idempotency-key argument; ``norm`` is the
     case's string normalisation, if it declares one."""
     if len(expected) == len(proposed) and all(
-        e[0] == p[0] and fully_similar(e[1], p[1], key_arg=key_args.get(e[0]), norm=norm)
-        for e, p in zip(expected, proposed, strict=True)
+        e[0] == p[0] for e, p in zip(expected, proposed, strict=True)
     ):
-        return _in_order(expected, proposed, key_args)
+        alike = [
+            fully_similar(e[1], p[1], key_arg=key_args.get(e[0]), norm=norm)
+            for e, p in zip(expected, proposed, strict=True)
+        ]
+        if all(alike) or len({e[0] for e in expected}) == len(expected):
+            return _in_order(expected, proposed, key_args, alike, norm)
     return _assigned(expected, proposed, key_args, norm)
 
 
@@ -283,20 +287,26 @@ def _differences(
 
 
 def _in_order(
-    expected: Sequence[ExpectedCall], proposed: Sequence[ProposedCall], key_args: Mapping[str, str]
+    expected: Sequence[ExpectedCall],
+    proposed: Sequence[ProposedCall],
+    key_args: Mapping[str, str],
+    alike: Sequence[bool],
+    norm: Normalizer,
 ) -> Alignment:
-    """The alignment when the k-th proposed call is fully similar to the k-th expected one,
-    for every k: what ``_matching`` finds then (for each tool, the k-th calls paired, as
-    ``_match_tool`` does when they are all alike), without an assignment to solve. Such
-    pairs have no argument difference (``fully_similar``); idempotency keys across pairs
-    are still compared."""
+    """The alignment when the k-th proposed call names the k-th expected call's tool, and
+    either every such pair is fully alike (``alike``) or no tool is named twice. Then the
+    assignment pairs the k-th calls (for each tool: the one possible pair, or the k-th
+    calls when they are all alike, as ``_match_tool`` does), nothing is missing, extra or
+    out of order, and a pair differs only where it is not fully alike; idempotency keys
+    across pairs are still compared."""
     matched = [(k, k) for k in range(len(expected))]
     key_diffs = _key_diffs(matched, expected, proposed, key_args)
-    return Alignment(
-        pairs=tuple(
-            Pair(expected=k, proposed=k, diffs=tuple(key_diffs.get(k, ()))) for k, _ in matched
-        ),
-        missing=(),
-        extra=(),
-        out_of_order=(),
-    )
+    pairs = []
+    for k, (same, want, got) in enumerate(zip(alike, expected, proposed, strict=True)):
+        diffs = (
+            ()
+            if same
+            else diff_arguments(want[1], got[1], key_arg=key_args.get(want[0]), norm=norm)
+        )
+        pairs.append(Pair(expected=k, proposed=k, diffs=diffs + tuple(key_diffs.get(k, ()))))
+    return Alignment(pairs=tuple(pairs), missing=(), extra=(), out_of_order=())

@@ -174,8 +174,12 @@ class SummaryBuilder:
         self.unreadable += result.unreadable
         self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
         self._legacy.add(result.legacy)
-        for name in _MEANS:
-            self._means[name].add(getattr(strict, name))
+        means = self._means
+        means["tool_selection"].add(strict.tool_selection)
+        means["schema_valid"].add(strict.schema_valid)
+        means["exact_arguments"].add(strict.exact_arguments)
+        means["order"].add(strict.order)
+        means["irrelevance"].add(strict.irrelevance)
 
     def build(self, errors: int) -> Summary:
         return Summary(

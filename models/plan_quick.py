@@ -1,0 +1,112 @@
+"""One linear pass that proves a plan has no key problem and nothing for its graph to report.
+
+Validation's key rules (``missing_idempotency_key``, ``duplicate_side_effect``,
+``duplicate_key_different_intent``) and the plan graph's violations (``dependency_too_early``,
+``cycle``, ``incomplete_workflow``) need normalised intents and a graph; most plans break
+none of them, which one pass over the calls can show:
+
+- keys: every write call with an idempotency key argument has it, no key value is used
+  twice, and no such tool is called twice (an intent starts with the tool's name, so no
+  intent repeats);
+- graph: no call declares ``depends_on`` (no dependency edge, no cycle); on every resource
+  the calls of each workflow's tools are listed in non-decreasing step order (the graph
+  looks at a subsequence of them, in order too); and each write call of a workflow tool
+  has all the steps of one of its workflows present on its resource (the completeness
+  rule, as ``build_plan_graph`` computes it).
+
+``quick_checks`` says which of the two it proved; what it cannot prove, validation
+computes in full, so the violations are always the same. The step-order and completeness
+answer for one sequence of tool names is remembered per contract (``ContractIndex``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from txcheck.models.contract_index import ContractIndex
+from txcheck.models.plan_graph import normalised
+from txcheck.models.proposal import Call
+
+__all__ = ["quick_checks"]
+
+_GROUPS_LIMIT = 4096
+
+
+def quick_checks(index: ContractIndex, calls: Sequence[Call]) -> tuple[bool, bool]:
+    """``(keys clean, graph clean)`` for ``calls`` under the contract of ``index``: each
+    ``True`` only when certain; ``False`` means "not shown"."""
+    keys_clean = graph_clean = True
+    keys: set[Hashable] = set()
+    keyed: set[str] = set()
+    ids: set[str] = set()
+    groups: dict[tuple[str, Hashable], list[str]] = {}
+    for call in calls:
+        name, arguments = call.name, call.arguments
+        argument = index.keys.get(name)
+        if keys_clean and arguments is not None and argument is not None:
+            value = arguments.get(argument)
+            key = _hashable(value)
+            if value is None or name in keyed or key in keys:
+                keys_clean = False
+            keys.add(key)
+            keyed.add(name)
+        if not graph_clean:
+            if not keys_clean:
+                break
+            continue
+        if call.depends_on:
+            graph_clean = False
+            continue
+        if call.id in ids:
+            continue  # a later call reusing an id is left out of the graph
+        ids.add(call.id)
+        argument = index.resource.get(name)
+        if argument is None or arguments is None:
+            continue
+        value = arguments.get(argument)
+        if value is not None:
+            groups.setdefault((argument, _hashable(value)), []).append(name)
+    if graph_clean:
+        graph_clean = all(_group_clean(index, names) for names in groups.values())
+    return keys_clean, graph_clean
+
+
+def _hashable(value: object) -> Hashable:
+    """A string stands for itself, any other value by its normalised form (a tuple, never
+    equal to a string): equal exactly when ``normalised`` says so."""
+    return value if type(value) is str else normalised(value)
+
+
+def _group_clean(index: ContractIndex, names: list[str]) -> bool:
+    sequence = tuple(names)
+    clean = index.groups.get(sequence)
+    if clean is None:
+        clean = _in_step_order(index, names) and _complete(index, names)
+        if len(index.groups) >= _GROUPS_LIMIT:
+            index.groups.clear()
+        index.groups[sequence] = clean
+    return clean
+
+
+def _in_step_order(index: ContractIndex, names: list[str]) -> bool:
+    for steps in index.steps:
+        last = -1
+        for name in names:
+            step = steps.get(name)
+            if step is None:
+                continue
+            if step < last:
+                return False
+            last = step
+    return True
+
+
+def _complete(index: ContractIndex, names: list[str]) -> bool:
+    present = set(names)
+    for name in present:
+        if name not in index.side_effect:
+            continue
+        candidates = index.workflows.get(name, ())
+        if candidates and not any(all(s in present for s in w.steps) for w in candidates):
+            return False
+    return True
