@@ -53,6 +53,7 @@ __all__ = [
     "PlanGraph",
     "build_plan_graph",
     "normalised",
+    "plan_graph_violations",
     "resource_of",
     "show_id",
 ]
@@ -182,18 +183,9 @@ class _Builder:
 
 def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
     """Build the graph of ``calls`` (a plan's calls, in list order) under ``contract``."""
-    unique: list[Call] = []
-    position: dict[str, int] = {}
-    for index, call in enumerate(calls):
-        if call.id not in position:
-            position[call.id] = index
-            unique.append(call)
-    builder = _Builder(contract=contract, calls=unique, position=position)
-    resources = {c.id: resource_of(builder.tool(c), c) for c in unique}
+    builder, resources = _checked(contract, calls)
     _resource_edges(builder, resources)
-    _workflow_edges(builder, resources)
-    _dependency_edges(builder, resources)
-    _completeness(builder, resources)
+    unique, position = builder.calls, builder.position
 
     # Every edge points forward in the list, so the list order is the topological order that
     # breaks ties by list position (what nx.lexicographical_topological_sort would give), and
@@ -213,6 +205,34 @@ def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
         edges=edges,
         violations=tuple(sorted(builder.found, key=lambda f: f[0])),
     )
+
+
+def plan_graph_violations(
+    contract: Contract, calls: Sequence[Call]
+) -> tuple[tuple[int, Violation], ...]:
+    """``build_plan_graph(contract, calls).violations``, without the edges, order and groups
+    that only the graph itself needs."""
+    builder, _ = _checked(contract, calls)
+    return tuple(sorted(builder.found, key=lambda f: f[0]))
+
+
+def _checked(
+    contract: Contract, calls: Sequence[Call]
+) -> tuple[_Builder, dict[str, tuple[str, Hashable] | None]]:
+    """A builder over the calls with unique ids, after every pass that reports violations
+    (``resource`` edges, which report none, are left to ``build_plan_graph``)."""
+    unique: list[Call] = []
+    position: dict[str, int] = {}
+    for index, call in enumerate(calls):
+        if call.id not in position:
+            position[call.id] = index
+            unique.append(call)
+    builder = _Builder(contract=contract, calls=unique, position=position)
+    resources = {c.id: resource_of(builder.tool(c), c) for c in unique}
+    _workflow_edges(builder, resources)
+    _dependency_edges(builder, resources)
+    _completeness(builder, resources)
+    return builder, resources
 
 
 def _generations(
@@ -396,8 +416,10 @@ def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | No
         for call in members:
             tool = b.tool(call)
             assert tool is not None
+            if not tool.has_side_effect:
+                continue
             candidates = [w for w in workflows if call.name in w.steps]
-            if not tool.has_side_effect or not candidates:
+            if not candidates:
                 continue
             if any(all(s in present for s in w.steps) for w in candidates):
                 continue

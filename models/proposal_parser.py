@@ -169,10 +169,12 @@ def _is_chat(doc: dict[str, Any]) -> bool:
 
 def _with_ids(found: list[Found]) -> Iterator[Call]:
     """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id)."""
-    explicit = {f.id for f in found if f.id is not None}
+    explicit: set[str] | None = None  # the vendor's ids, gathered once one is missing
     for index, f in enumerate(found):
         call_id = f.id
         if call_id is None:
+            if explicit is None:
+                explicit = {other.id for other in found if other.id is not None}
             base = call_id = f"call_{index + 1}"
             suffix = 2
             while call_id in explicit:

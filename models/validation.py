@@ -34,7 +34,12 @@ from txcheck.models.business import NO_WORLD, BusinessCheck
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.contract_index import contract_index
 from txcheck.models.json_path import describe
-from txcheck.models.plan_graph import build_plan_graph, normalised, show_id
+from txcheck.models.plan_graph import (
+    build_plan_graph,
+    normalised,
+    plan_graph_violations,
+    show_id,
+)
 from txcheck.models.plan_quick import quick_checks
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.schema_check import compile_contract
@@ -63,7 +68,7 @@ def validate(
         graph = build_plan_graph(contract, plan.calls)
         graph_found, plan_summary = graph.violations, graph.summary()
     else:
-        graph_found = () if graph_clean else build_plan_graph(contract, plan.calls).violations
+        graph_found = () if graph_clean else plan_graph_violations(contract, plan.calls)
         plan_summary = {}
     checked, skipped = _levels(business)
     return Verdict(

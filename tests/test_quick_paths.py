@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.strategies import arbitrary_plans, call, checkout_calls, json_values
 from txcheck.models.contract_index import contract_index
 from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.plan_graph import build_plan_graph
+from txcheck.models.plan_graph import build_plan_graph, plan_graph_violations
 from txcheck.models.plan_quick import quick_checks
 from txcheck.models.proposal import Plan
 from txcheck.models.proposal_parser import load_proposal
@@ -73,8 +73,10 @@ def _same_answers(contract: Any, plan: Plan) -> None:
     keys_clean, graph_clean = quick_checks(contract_index(contract), plan.calls)
     if keys_clean:
         assert _key_violations(contract, plan) == []
+    graph = build_plan_graph(contract, plan.calls)
+    assert plan_graph_violations(contract, plan.calls) == graph.violations
     if graph_clean:
-        assert build_plan_graph(contract, plan.calls).violations == ()
+        assert graph.violations == ()
     if proven_valid(contract, plan):
         assert full.valid
 

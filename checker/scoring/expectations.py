@@ -118,13 +118,14 @@ def scorer_violations(
             out.append(violation)
             vetoes.update([veto] if veto else [])
             continue
-        where = f"'{call.name}' against expect.calls[{pair.expected}]"
         if pair.diffs:
+            where = f"'{call.name}' against expect.calls[{pair.expected}]"
             text = f"{where}: " + "; ".join(d.describe() for d in pair.diffs)
             out.append(
                 Violation(code="wrong_arguments", level="scorer", call=call.id, message=text)
             )
         if expect.ordered and j in alignment.out_of_order:
+            where = f"'{call.name}' against expect.calls[{pair.expected}]"
             text = f"{where} is out of the expected order"
             out.append(Violation(code="wrong_order", level="scorer", call=call.id, message=text))
     for i in alignment.missing:

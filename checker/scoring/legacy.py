@@ -62,12 +62,11 @@ def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, A
     got_args = _seen_arguments(call)
     if got_args is None:
         return name / 2
-    names = set(want_args) | set(got_args)
-    same = sum(
-        1
-        for n in names
-        if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n])
-    )
+    names = want_args.keys() | got_args.keys()
+    same = 0
+    for n in names:
+        if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n]):
+            same += 1
     # 1/2 * name + 1/2 * same / len(names), as one exact ratio of integers (int / int is
     # correctly rounded, as float() of the equal Fraction would be)
     count = len(names) if names else 1

@@ -190,8 +190,8 @@ def _key_diffs(
         shown = _shown(want if isinstance(want, str) else pattern_json(want))
         keyed.append((j, arg, shown, _shown(got), got))
     out: dict[int, list[ArgDiff]] = {}
-    if len(keyed) < 2:
-        return out  # a key is only ever compared with another
+    if len({k[2] for k in keyed}) == len(keyed) == len({k[3] for k in keyed}):
+        return out  # all expected keys distinct and all proposed keys distinct: as asked
     keyed.sort(key=lambda k: k[0])
     for pos, (j, arg, exp, shown, got) in enumerate(keyed):
         for _j0, _arg0, exp0, shown0, _got0 in keyed[:pos]:

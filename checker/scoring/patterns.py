@@ -233,9 +233,12 @@ def matches(expected: Any, got: Any, norm: Normalizer = None) -> bool:
         if kind is dict:
             return _members_match(expected, got, norm)
         if kind is list:
-            return len(expected) == len(got) and all(
-                matches(x, y, norm) for x, y in zip(expected, got, strict=True)
-            )
+            if len(expected) != len(got):
+                return False
+            for x, y in zip(expected, got, strict=True):  # noqa: SIM110 (no generator)
+                if not matches(x, y, norm):
+                    return False
+            return True
     elif (kind is int and type(got) is float) or (kind is float and type(got) is int):
         return bool(expected == got)
     return _matches(expected, got, norm)
@@ -248,7 +251,10 @@ def _members_match(expected: Mapping[str, Any], got: Mapping[str, Any], norm: No
                 return False
         elif not matches(want, got[key], norm):
             return False
-    return all(key in expected for key in got)
+    for key in got:  # noqa: SIM110 (no generator)
+        if key not in expected:
+            return False
+    return True
 
 
 def _matches(expected: Any, got: Any, norm: Normalizer) -> bool:

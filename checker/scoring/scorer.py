@@ -173,13 +173,24 @@ class SummaryBuilder:
         self.vetoes += strict.veto
         self.unreadable += result.unreadable
         self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
-        self._legacy.add(result.legacy)
         means = self._means
-        means["tool_selection"].add(strict.tool_selection)
-        means["schema_valid"].add(strict.schema_valid)
-        means["exact_arguments"].add(strict.exact_arguments)
-        means["order"].add(strict.order)
-        means["irrelevance"].add(strict.irrelevance)
+        for mean, value in (
+            (self._legacy, result.legacy),
+            (means["tool_selection"], strict.tool_selection),
+            (means["schema_valid"], strict.schema_valid),
+            (means["exact_arguments"], strict.exact_arguments),
+            (means["order"], strict.order),
+            (means["irrelevance"], strict.irrelevance),
+        ):
+            if value is None:
+                continue
+            if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
+                mean.whole += int(value)
+            else:  # a float is exactly numerator / 2**k: sum numerators per denominator
+                numerator, denominator = value.as_integer_ratio()
+                parts = mean.parts
+                parts[denominator] = parts.get(denominator, 0) + numerator
+            mean.count += 1
 
     def build(self, errors: int) -> Summary:
         return Summary(
@@ -195,29 +206,24 @@ class SummaryBuilder:
 
 
 class _Mean:
-    """An exact running mean: whole values summed as integers (most values are 0 or 1),
-    the others as fractions."""
+    """An exact running mean (``SummaryBuilder.add`` adds to it): whole values summed as
+    integers (most values are 0 or 1), the others as integer numerators per denominator
+    (a float's exact ratio), so no fraction is built per value."""
 
-    __slots__ = ("count", "fractions", "whole")
+    __slots__ = ("count", "parts", "whole")
 
     def __init__(self) -> None:
         self.whole = 0
-        self.fractions = Fraction(0)
+        self.parts: dict[int, int] = {}
         self.count = 0
-
-    def add(self, value: float | bool | None) -> None:
-        if value is None:
-            return
-        if value in (0, 1):
-            self.whole += int(value)
-        else:
-            self.fractions += Fraction(value)
-        self.count += 1
 
     def value(self) -> float | None:
         if not self.count:
             return None
-        return float((self.whole + self.fractions) / self.count)
+        total = Fraction(self.whole) + sum(
+            (Fraction(n, d) for d, n in self.parts.items()), Fraction(0)
+        )
+        return float(total / self.count)
 
 
 @attrs.frozen(kw_only=True)
