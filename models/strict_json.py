@@ -20,7 +20,7 @@ import os
 import re
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -117,6 +117,8 @@ def _decoder(object_pairs_hook: Any = _pairs) -> json.JSONDecoder:
 
 
 _DECODER = _decoder()
+_SCAN: Any = cast(Any, _DECODER).scan_once  # the C scanner, where available
+_WHITESPACE = " \t\n\r"  # JSON's whitespace, as the decoder skips it
 _BRACKETS_ONLY = re.compile(STRING_PATTERN + r'|[^\[\]{}"]+', re.S)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1, '"': 0}
 _NESTING = re.compile(STRING_PATTERN + r"|([\[\]{}])", re.S)
@@ -157,7 +159,7 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         text = decode_utf8(data)
     _check_depth(text, max_depth)
     try:
-        value = _DECODER.decode(text)
+        value = _decode(text)
     except json.JSONDecodeError as error:
         problem = _FRIENDLY.get(error.msg, error.msg)
         if not text.strip():
@@ -169,9 +171,25 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise _locate(text, rejected) from None
     except RecursionError:
         raise StrictJsonError(f"nesting too deep (more than {max_depth} levels)") from None
-    if _SURROGATE_HINT.search(text):
+    if "\\u" in text and _SURROGATE_HINT.search(text):
         _check_surrogates(text)
     return value
+
+
+def _decode(text: str) -> Any:
+    """``_DECODER.decode(text)``, with the value scanned directly and the surrounding
+    whitespace skipped by ``str`` methods instead of ``decode``'s regular expressions; any
+    failure goes through ``decode`` itself, which gives the error to report."""
+    start = 0
+    if text[:1] in _WHITESPACE:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _SCAN(text, start)
+    except Exception:  # decode, below, raises the error to report
+        return _DECODER.decode(text)
+    if end == len(text) or not text[end:].strip(_WHITESPACE):
+        return value
+    return _DECODER.decode(text)
 
 
 def _error_at(text: str, offset: int | None, problem: str) -> StrictJsonError:
