@@ -25,6 +25,8 @@ class ContractIndex:
 
     ``resource``: tool name -> the argument naming its resource (tools that have one);
     ``keys``: tool name -> its idempotency-key argument, for tools that write and have one;
+    ``roles``: tool name -> ``(key argument, resource argument)`` as in those two (for one
+    lookup per call);
     ``side_effect``: the names of tools that write; ``workflows``: tool name -> the
     workflows that contain it, in contract order; ``steps``: for each workflow (in contract
     order), tool name -> its first step index. ``groups`` remembers, per sequence of tool
@@ -34,6 +36,7 @@ class ContractIndex:
 
     resource: Mapping[str, str]
     keys: Mapping[str, str]
+    roles: Mapping[str, tuple[str | None, str | None]]
     side_effect: frozenset[str]
     workflows: Mapping[str, tuple[Workflow, ...]]
     steps: tuple[Mapping[str, int], ...]
@@ -42,13 +45,16 @@ class ContractIndex:
     @classmethod
     def build(cls, contract: Contract) -> ContractIndex:
         tools = contract.tools
+        resource = {n: t.resource for n, t in tools.items() if t.resource is not None}
+        keys = {
+            n: t.idempotency_key
+            for n, t in tools.items()
+            if t.has_side_effect and t.idempotency_key is not None
+        }
         return cls(
-            resource={n: t.resource for n, t in tools.items() if t.resource is not None},
-            keys={
-                n: t.idempotency_key
-                for n, t in tools.items()
-                if t.has_side_effect and t.idempotency_key is not None
-            },
+            resource=resource,
+            keys=keys,
+            roles={n: (keys.get(n), resource.get(n)) for n in tools},
             side_effect=frozenset(n for n, t in tools.items() if t.has_side_effect),
             workflows={n: found for n in tools if (found := contract.workflows_with(n))},
             steps=tuple(

@@ -43,6 +43,7 @@ from typing import Any, Literal
 import attrs
 
 from txcheck.models.contract import Contract, Tool, Workflow
+from txcheck.models.contract_index import contract_index
 from txcheck.models.json_path import describe
 from txcheck.models.proposal import Call
 from txcheck.models.schema_check import MAX_ARGUMENT_DEPTH
@@ -310,8 +311,8 @@ def _workflow_members(
 
 
 def _workflow_edges(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | None]) -> None:
-    for workflow in b.contract.workflows:
-        step = {name: i for i, name in reversed(list(enumerate(workflow.steps)))}
+    steps = contract_index(b.contract).steps  # per workflow: tool name -> first step
+    for workflow, step in zip(b.contract.workflows, steps, strict=True):
         for members in _workflow_members(b, workflow, resources).values():
             for x, y in itertools.pairwise(members):
                 if step[x.name] <= step[y.name]:
@@ -409,22 +410,25 @@ def _workflow_clash(
 
 
 def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | None]) -> None:
-    workflows = b.contract.workflows
+    workflows_of = contract_index(b.contract).workflows
     for members in _by_resource(b.calls, resources).values():
         present = {c.name for c in members}
         reported: set[str] = set()
+        # The workflow a call is judged by depends only on its candidate workflows (and
+        # the names present), so it is worked out once per set of candidates.
+        judged: dict[tuple[Workflow, ...], Workflow | None] = {}
         for call in members:
             tool = b.tool(call)
             assert tool is not None
             if not tool.has_side_effect:
                 continue
-            candidates = [w for w in workflows if call.name in w.steps]
+            candidates = workflows_of.get(call.name, ())
             if not candidates:
                 continue
-            if any(all(s in present for s in w.steps) for w in candidates):
-                continue
-            best = min(candidates, key=lambda w: sum(s not in present for s in w.steps))
-            if best.name in reported:
+            if candidates not in judged:
+                judged[candidates] = _incomplete(candidates, present)
+            best = judged[candidates]
+            if best is None or best.name in reported:
                 continue
             reported.add(best.name)
             missing = [s for s in best.steps if s not in present]
@@ -436,3 +440,11 @@ def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | No
                 f"{', '.join(missing)} (the plan has {', '.join(has)}); a plan that starts a "
                 "workflow must contain all of its steps",
             )
+
+
+def _incomplete(candidates: tuple[Workflow, ...], present: set[str]) -> Workflow | None:
+    """``None`` when one of ``candidates`` has all its steps ``present``, else the one
+    missing the fewest (the first of those)."""
+    if any(all(s in present for s in w.steps) for w in candidates):
+        return None
+    return min(candidates, key=lambda w: sum(s not in present for s in w.steps))

@@ -21,20 +21,36 @@ answer for one sequence of tool names is remembered per contract (``ContractInde
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Protocol
 
 from txcheck.models.contract_index import ContractIndex
 from txcheck.models.plan_graph import normalised
-from txcheck.models.proposal import Call
 
-__all__ = ["quick_checks"]
+__all__ = ["CallLike", "quick_checks"]
+
+
+class CallLike(Protocol):
+    """What the quick checks read of a call: a ``Call``, or a lighter stand-in for one
+    (the scorer checks expected calls this way before it builds any ``Call``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> Mapping[str, Any] | None: ...
+    @property
+    def depends_on(self) -> tuple[str, ...]: ...
+
 
 _GROUPS_LIMIT = 4096
 
 
-def quick_checks(index: ContractIndex, calls: Sequence[Call]) -> tuple[bool, bool]:
+def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> tuple[bool, bool]:
     """``(keys clean, graph clean)`` for ``calls`` under the contract of ``index``: each
     ``True`` only when certain; ``False`` means "not shown"."""
+    roles = index.roles
     keys_clean = graph_clean = True
     keys: set[Hashable] = set()
     keyed: set[str] = set()
@@ -42,10 +58,10 @@ def quick_checks(index: ContractIndex, calls: Sequence[Call]) -> tuple[bool, boo
     groups: dict[tuple[str, Hashable], list[str]] = {}
     for call in calls:
         name, arguments = call.name, call.arguments
-        argument = index.keys.get(name)
-        if keys_clean and arguments is not None and argument is not None:
-            value = arguments.get(argument)
-            key = _hashable(value)
+        key_argument, resource = roles.get(name, _NO_ROLES)
+        if keys_clean and key_argument is not None and arguments is not None:
+            value = arguments.get(key_argument)
+            key = value if type(value) is str else normalised(value)
             if value is None or name in keyed or key in keys:
                 keys_clean = False
             keys.add(key)
@@ -60,21 +76,22 @@ def quick_checks(index: ContractIndex, calls: Sequence[Call]) -> tuple[bool, boo
         if call.id in ids:
             continue  # a later call reusing an id is left out of the graph
         ids.add(call.id)
-        argument = index.resource.get(name)
-        if argument is None or arguments is None:
+        if resource is None or arguments is None:
             continue
-        value = arguments.get(argument)
+        value = arguments.get(resource)
         if value is not None:
-            groups.setdefault((argument, _hashable(value)), []).append(name)
+            # a string stands for itself, another value for its normalised form (a tuple,
+            # never equal to a string): calls group exactly as by ``normalised`` alone
+            where = value if type(value) is str else normalised(value)
+            groups.setdefault((resource, where), []).append(name)
     if graph_clean:
-        graph_clean = all(_group_clean(index, names) for names in groups.values())
+        for names in groups.values():
+            if not _group_clean(index, names):
+                return keys_clean, False
     return keys_clean, graph_clean
 
 
-def _hashable(value: object) -> Hashable:
-    """A string stands for itself, any other value by its normalised form (a tuple, never
-    equal to a string): equal exactly when ``normalised`` says so."""
-    return value if type(value) is str else normalised(value)
+_NO_ROLES: tuple[None, None] = (None, None)
 
 
 def _group_clean(index: ContractIndex, names: list[str]) -> bool:

@@ -24,7 +24,7 @@ import json
 import re
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from jsonschema import Draft202012Validator
@@ -35,6 +35,9 @@ from txcheck.models.errors import ContractError
 from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.json_path import PathPart, describe, format_path
 from txcheck.models.proposal import Call
+
+if TYPE_CHECKING:
+    from txcheck.models.plan_quick import CallLike
 from txcheck.models.verdict import Violation
 
 __all__ = [
@@ -159,7 +162,7 @@ class CompiledContract:
             fast={n: fast_validator(v.schema) for n, v in validators.items()},
         )
 
-    def accepts(self, call: Call) -> bool:
+    def accepts(self, call: CallLike) -> bool:
         """True when jsonschema-rs alone shows ``call`` has no schema violation (a known
         tool, parsed arguments of plain JSON values); ``False`` means only "not shown"."""
         fast = self.fast.get(call.name)
@@ -203,7 +206,7 @@ class CompiledContract:
             return [_violation("schema_violation", call, [], text)]
 
 
-def _accepts(fast: FastCheck, call: Call) -> bool:
+def _accepts(fast: FastCheck, call: CallLike) -> bool:
     """jsonschema-rs's verdict; ``False`` (ask jsonschema) when it cannot take the value."""
     try:
         return fast(call.arguments)

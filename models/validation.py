@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from txcheck.models.business import NO_WORLD, BusinessCheck
@@ -40,7 +40,7 @@ from txcheck.models.plan_graph import (
     plan_graph_violations,
     show_id,
 )
-from txcheck.models.plan_quick import quick_checks
+from txcheck.models.plan_quick import CallLike, quick_checks
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.schema_check import compile_contract
 from txcheck.models.verdict import LEVELS, Level, Verdict, Violation
@@ -79,17 +79,18 @@ def validate(
     )
 
 
-def proven_valid(contract: Contract, plan: Plan) -> bool:
-    """True when one linear pass shows ``validate(contract, plan)`` (no business check)
-    finds no violation: unique ids, known tools, arguments jsonschema-rs accepts, no key
-    problem, nothing for the plan graph to report. ``False`` means only "not shown"."""
+def proven_valid(contract: Contract, calls: Sequence[CallLike]) -> bool:
+    """True when one linear pass shows that validating a plan of ``calls`` (parsed, no
+    business check) finds no violation: unique ids, known tools, arguments jsonschema-rs
+    accepts, no key problem, nothing for the plan graph to report. ``False`` means only
+    "not shown"."""
     compiled = compile_contract(contract)
     ids: set[str] = set()
-    for call in plan.calls:
+    for call in calls:
         if call.id in ids or call.name not in contract.tools or not compiled.accepts(call):
             return False
         ids.add(call.id)
-    return all(quick_checks(contract_index(contract), plan.calls))
+    return all(quick_checks(contract_index(contract), calls))
 
 
 def _levels(business: BusinessCheck | None) -> tuple[tuple[Level, ...], dict[str, str]]:

@@ -49,6 +49,10 @@ __all__ = [
 _CASE_KEYS = ("id", "proposal", "expect", "world", "tools", "meta")
 _EXPECT_KEYS = ("calls", "ordered", "forbidden", "normalize")
 _CALL_KEYS = ("name", "arguments")
+_KEY_SETS: dict[tuple[str, ...], frozenset[str]] = {
+    keys: frozenset(keys) for keys in (_CASE_KEYS, _EXPECT_KEYS, _CALL_KEYS)
+}
+_CALL_KEY_SET = _KEY_SETS[_CALL_KEYS]
 
 
 @attrs.frozen(kw_only=True)
@@ -168,10 +172,7 @@ def _short(value: Any) -> str:
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            break
-    else:
+    if obj.keys() <= _KEY_SETS[allowed]:
         return
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
@@ -190,7 +191,7 @@ def _expected_call(value: Any, index: int, markerless: bool) -> ExpectedCall:
             type(name) is str
             and name
             and type(arguments) is dict
-            and all(key in _CALL_KEYS for key in value)
+            and value.keys() <= _CALL_KEY_SET
             and (markerless or is_plain(arguments, -1))  # no marker (values at depth 0)
         ):
             return ExpectedCall(name=name, arguments=arguments, example=arguments)

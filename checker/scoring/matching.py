@@ -161,13 +161,13 @@ def _match_tool(
     return pairs
 
 
-def _shown(value: Any) -> tuple[str, str]:
-    """A typed canonical text for comparing key values (``1`` and ``"1"`` differ): a
-    string stands for itself, anything else is its sorted JSON (which never equals a
-    string's)."""
+def _shown(value: Any) -> str | tuple[str]:
+    """A typed canonical form for comparing key values (``1`` and ``"1"`` differ): a
+    string stands for itself, anything else is its sorted JSON in a tuple (which never
+    equals a string)."""
     if isinstance(value, str):
-        return ("s", value)
-    return ("j", json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True))
+        return value
+    return (json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True),)
 
 
 def _key_diffs(
@@ -179,7 +179,7 @@ def _key_diffs(
     """Idempotency keys across pairs: distinct expected keys need distinct proposed keys,
     and one expected key (the same operation twice) needs one proposed key."""
     # (proposed index, key arg, expected key shown, proposed key shown, proposed key)
-    keyed: list[tuple[int, str, tuple[str, str], tuple[str, str], Any]] = []
+    keyed: list[tuple[int, str, str | tuple[str], str | tuple[str], Any]] = []
     for i, j in pairs:
         arg = key_args.get(expected[i][0])
         p_args = proposed[j][1]
