@@ -205,7 +205,7 @@ def _check_depth(text: str, max_depth: int) -> None:
     Counting brackets is C-speed (``str.count``, one regex pass, ``accumulate``); the slower
     walk that finds the offending bracket runs only when the limit is exceeded.
     """
-    if text.count("[") + text.count("{") <= max_depth:
+    if len(text) <= max_depth or text.count("[") + text.count("{") <= max_depth:
         return
     skeleton = _BRACKETS_ONLY.sub("", text)
     if max(accumulate(map(_STEP.__getitem__, skeleton)), default=0) <= max_depth:

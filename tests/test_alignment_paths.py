@@ -8,12 +8,18 @@ exactly, nearly, or in another order: where the in-order path must decide right.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from txcheck.scoring.argument_diff import argument_similarity, diff_arguments, fully_similar
+from txcheck.scoring.argument_diff import (
+    argument_similarity,
+    diff_arguments,
+    fully_similar,
+    identical,
+)
 from txcheck.scoring.matching import _assigned, align
 from txcheck.scoring.patterns import AnyOf, OptionalMember, _matches, matches, normalizer
 
@@ -105,3 +111,13 @@ def test_matches_takes_plain_values_as_the_general_rules_do(
     norm = normalizer(names)
     assert matches(expected, got, norm) == _matches(expected, got, norm)
     assert matches(expected, expected, norm)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, _JSON)
+def test_identical_values_are_equal_with_the_same_types(a: Any, b: Any) -> None:
+    assert identical(a, a)
+    if identical(a, b):
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+        assert identical(a, b)

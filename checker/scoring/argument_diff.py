@@ -24,6 +24,7 @@ __all__ = [
     "argument_similarity",
     "diff_arguments",
     "fully_similar",
+    "identical",
     "typed_equal",
 ]
 
@@ -172,6 +173,34 @@ def argument_similarity(
         elif n == key_arg or matches(expected[n], got[n], norm):
             same += 1
     return Fraction(same, len(names))
+
+
+def identical(a: Any, b: Any) -> bool:
+    """The same JSON value with the same types throughout (``1`` is not ``1.0``, ``0.0`` is
+    not ``-0.0``): anything that judges a value, a schema included, judges both alike."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b):
+            return False
+        for key, value in a.items():  # noqa: SIM110 (no generator)
+            if key not in b or not identical(value, b[key]):
+                return False
+        return True
+    if kind is list:
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):  # noqa: SIM110 (no generator)
+            if not identical(x, y):
+                return False
+        return True
+    if kind is float:
+        return bool(a.hex() == b.hex())
+    return kind in _SCALARS and bool(a == b)
+
+
+_SCALARS = (str, int, bool, type(None))
 
 
 def fully_similar(

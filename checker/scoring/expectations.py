@@ -110,6 +110,8 @@ def scorer_violations(
     veto codes."""
     out: list[Violation] = []
     vetoes: set[str] = set()
+    if alignment.exact and not (expect.ordered and alignment.out_of_order):
+        return out, []  # every call paired, alike and in order: nothing to say
     by_proposed = {p.proposed: p for p in alignment.pairs}
     for j, call in enumerate(plan.calls):
         pair = by_proposed.get(j)

@@ -180,17 +180,21 @@ def _key_diffs(
     and one expected key (the same operation twice) needs one proposed key."""
     # (proposed index, key arg, expected key shown, proposed key shown, proposed key)
     keyed: list[tuple[int, str, str | tuple[str], str | tuple[str], Any]] = []
+    wanted: set[str | tuple[str]] = set()
+    given: set[str | tuple[str]] = set()
     for i, j in pairs:
         arg = key_args.get(expected[i][0])
-        p_args = proposed[j][1]
-        if arg is None or p_args is None or arg not in expected[i][1] or arg not in p_args:
+        e_args, p_args = expected[i][1], proposed[j][1]
+        if arg is None or p_args is None or arg not in e_args or arg not in p_args:
             continue
-        got = p_args[arg]
-        want = expected[i][1][arg]
-        shown = _shown(want if isinstance(want, str) else pattern_json(want))
-        keyed.append((j, arg, shown, _shown(got), got))
+        got, want = p_args[arg], e_args[arg]
+        exp = want if type(want) is str else _shown(pattern_json(want))
+        shown = got if type(got) is str else _shown(got)
+        keyed.append((j, arg, exp, shown, got))
+        wanted.add(exp)
+        given.add(shown)
     out: dict[int, list[ArgDiff]] = {}
-    if len({k[2] for k in keyed}) == len(keyed) == len({k[3] for k in keyed}):
+    if len(wanted) == len(keyed) == len(given):
         return out  # all expected keys distinct and all proposed keys distinct: as asked
     keyed.sort(key=lambda k: k[0])
     for pos, (j, arg, exp, shown, got) in enumerate(keyed):
@@ -308,5 +312,7 @@ def _in_order(
             if same
             else diff_arguments(want[1], got[1], key_arg=key_args.get(want[0]), norm=norm)
         )
-        pairs.append(Pair(expected=k, proposed=k, diffs=diffs + tuple(key_diffs.get(k, ()))))
+        if k in key_diffs:
+            diffs += tuple(key_diffs[k])
+        pairs.append(Pair(expected=k, proposed=k, diffs=diffs))
     return Alignment(pairs=tuple(pairs), missing=(), extra=(), out_of_order=())

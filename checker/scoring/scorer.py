@@ -24,8 +24,9 @@ from txcheck.models.proposal_parser import parse_proposal
 from txcheck.models.validation import proven_valid, validate
 from txcheck.models.verdict import LEVELS, Level, Violation
 from txcheck.models.world_rules import business_check_from_doc
+from txcheck.scoring.argument_diff import identical
 from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
-from txcheck.scoring.cases import Case, CaseFile, LineError
+from txcheck.scoring.cases import Case, CaseFile, ExpectedCall, LineError
 from txcheck.scoring.expectations import scorer_violations
 from txcheck.scoring.legacy import legacy_score
 from txcheck.scoring.matching import align
@@ -284,20 +285,27 @@ ExpectCache = dict[str, tuple[Violation, ...]]
 
 
 def _expect_warnings(
-    context: ScoringContext, case: Case, business: BusinessCheck | None
+    context: ScoringContext,
+    case: Case,
+    business: BusinessCheck | None,
+    proposal: tuple[Plan, tuple[Violation, ...]] | None = None,
 ) -> tuple[Violation, ...]:
     """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
 
-    Most expectations are shown valid by one linear pass. The others (and those checked
-    against a world) have a verdict that depends only on the contract, the expected calls
-    and the world, so it is computed once per contract (several samples of one task,
-    pass^k style, or one task asked of several models), not once per case.
+    When the proposal (``proposal``: the plan and its violations) is valid and makes
+    exactly the expected calls, the expectation is valid too. Most other expectations are
+    shown valid by one linear pass. The rest (and those checked against a world) have a
+    verdict that depends only on the contract, the expected calls and the world, so it is
+    computed once per contract (several samples of one task, pass^k style, or one task
+    asked of several models), not once per case.
     """
     calls = case.expect.calls
-    if business is None and proven_valid(
-        context.contract, [_Expected(_expect_id(i), c.name, c.example) for i, c in enumerate(calls)]
-    ):
-        return ()
+    if business is None:
+        if proposal is not None and not proposal[1] and _makes(proposal[0], calls):
+            return ()
+        expected = [_Expected(_expect_id(i), c.name, c.example) for i, c in enumerate(calls)]
+        if proven_valid(context.contract, expected):
+            return ()
     key = canonical_json([[[c.name, pattern_json(c.arguments)] for c in calls], case.world])
     hit = context.expect_cache.get(key)
     if hit is None:
@@ -326,6 +334,18 @@ class _Expected(NamedTuple):
     name: str
     arguments: Mapping[str, Any]
     depends_on: tuple[str, ...] = ()
+
+
+def _makes(plan: Plan, calls: tuple[ExpectedCall, ...]) -> bool:
+    """Whether ``plan`` is exactly the plan of ``calls``: the same tools in the same order,
+    identical arguments, no ``depends_on`` (ids differ, but a valid plan's are unique, as
+    the expected ones are), so validation judges both alike."""
+    if len(plan.calls) != len(calls):
+        return False
+    for call, want in zip(plan.calls, calls, strict=True):
+        if call.name != want.name or call.depends_on or not identical(call.arguments, want.example):
+            return False
+    return True
 
 
 def _expect_id(index: int) -> str:
@@ -390,13 +410,13 @@ def score_case(
 def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
     contract = context.contract
     business = _business(case)
-    warnings = _expect_warnings(context, case, business)
     try:
         plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     except ProposalFormatError as error:
-        return _unreadable(case, error, warnings)
+        return _unreadable(case, error, _expect_warnings(context, case, business))
     verdict = validate(contract, plan, business=business, summary=False)
     found = verdict.violations
+    warnings = _expect_warnings(context, case, business, (plan, found))
     levels_checked, levels_skipped = _levels(verdict.levels_checked, verdict.levels_skipped)
     expected = [(c.name, c.arguments) for c in case.expect.calls]
     alignment = align(
