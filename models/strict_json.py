@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import sys
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, cast
@@ -118,6 +119,12 @@ def _decoder(object_pairs_hook: Any = _pairs) -> json.JSONDecoder:
 
 _DECODER = _decoder()
 _SCAN: Any = cast(Any, _DECODER).scan_once  # the C scanner, where available
+# A text no longer than MAX_INT_DIGITS (and than the interpreter's own limit) cannot hold an
+# integer too long for ``_int``, so the scanner may read its integers itself.
+_SCAN_INTS: Any = cast(
+    Any,
+    json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant),
+).scan_once
 _WHITESPACE = " \t\n\r"  # JSON's whitespace, as the decoder skips it
 _BRACKETS_ONLY = re.compile(STRING_PATTERN + r'|[^\[\]{}"]+', re.S)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1, '"': 0}
@@ -176,6 +183,16 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
     return value
 
 
+def _int_digits() -> int:
+    """The most digits an integer may have here: ``MAX_INT_DIGITS``, or the interpreter's
+    own limit when that is lower (``0`` is no limit)."""
+    limit = _INTERPRETER_LIMIT() if _INTERPRETER_LIMIT is not None else 0
+    return min(MAX_INT_DIGITS, limit) if limit else MAX_INT_DIGITS
+
+
+_INTERPRETER_LIMIT = getattr(sys, "get_int_max_str_digits", None)  # Python 3.10.7+
+
+
 def _decode(text: str) -> Any:
     """``_DECODER.decode(text)``, with the value scanned directly and the surrounding
     whitespace skipped by ``str`` methods instead of ``decode``'s regular expressions; any
@@ -183,8 +200,9 @@ def _decode(text: str) -> Any:
     start = 0
     if text[:1] in _WHITESPACE:
         start = len(text) - len(text.lstrip(_WHITESPACE))
+    scan = _SCAN_INTS if len(text) <= _int_digits() else _SCAN
     try:
-        value, end = _SCAN(text, start)
+        value, end = scan(text, start)
     except Exception:  # decode, below, raises the error to report
         return _DECODER.decode(text)
     if end == len(text) or not text[end:].strip(_WHITESPACE):

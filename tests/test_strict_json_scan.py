@@ -4,6 +4,7 @@ or the same error, whatever the whitespace around the value and whatever is wron
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -50,3 +51,16 @@ def test_the_scan_reads_as_decode(value: Any, before: str, after: str, cut: bool
 )
 def test_the_scan_reads_odd_texts_as_decode(text: str) -> None:
     assert _outcome(_decode, text) == _outcome(_DECODER.decode, text)
+
+
+@pytest.mark.parametrize(
+    "text", ["9" * 4300, "[" + "9" * 4301 + "]", "-" + "1" * 700, '{"n": ' + "7" * 5000 + "}"]
+)
+@pytest.mark.parametrize("limit", [0, 640, 4300])
+def test_long_integers_read_as_decode_under_any_interpreter_limit(text: str, limit: int) -> None:
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(limit)
+    try:
+        assert _outcome(_decode, text) == _outcome(_DECODER.decode, text)
+    finally:
+        sys.set_int_max_str_digits(saved)

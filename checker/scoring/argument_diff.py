@@ -90,6 +90,10 @@ class ArgDiff:
 def _diff_values(
     expected: Any, got: Any, parts: tuple[PathPart, ...], out: list[ArgDiff], norm: Normalizer
 ) -> None:
+    if type(expected) in _SCALARS or type(expected) is float:  # a plain value: compare it
+        if not matches(expected, got, norm):
+            out.append(ArgDiff(path=format_path(parts), kind="value", expected=expected, got=got))
+        return
     if isinstance(expected, OptionalMember):
         expected = expected.value
     if (
@@ -137,11 +141,12 @@ def diff_arguments(
         return (ArgDiff(path="$", kind="unparsed", expected=dict(expected)),)
     out: list[ArgDiff] = []
     if key_arg is not None:
-        path = format_path((key_arg,))
         required_key = key_arg in expected and not isinstance(expected[key_arg], OptionalMember)
         if required_key and key_arg not in got:
+            path = format_path((key_arg,))
             out.append(ArgDiff(path=path, kind="missing", expected=expected[key_arg]))
         elif key_arg in got and key_arg not in expected:
+            path = format_path((key_arg,))
             out.append(ArgDiff(path=path, kind="extra", got=got[key_arg]))
         expected = {k: v for k, v in expected.items() if k != key_arg}
         got = {k: v for k, v in got.items() if k != key_arg}

@@ -16,6 +16,7 @@ arguments compare lives in ``txcheck.scoring.argument_diff``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -213,8 +214,8 @@ def _key_diffs(
 
 def _longest_increasing(values: Sequence[int]) -> set[int]:
     """Positions of one longest strictly increasing subsequence (the earliest-ending)."""
-    if not values:
-        return set()
+    if all(a < b for a, b in itertools.pairwise(values)):  # already in order (also: empty)
+        return set(range(len(values)))
     best = [1] * len(values)
     prev = [-1] * len(values)
     for i in range(len(values)):

@@ -69,7 +69,7 @@ class StrictResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.passed,
-            "score": self.score,
+            "score": 1.0 if self.passed else 0.0,
             "veto": self.veto,
             "violations": [v.to_json() for v in self.violations],
             "vetoes": list(self.vetoes),
@@ -172,8 +172,10 @@ class SummaryBuilder:
         self.cases += 1
         self.passed += strict.passed
         self.vetoes += strict.veto
-        self.unreadable += result.unreadable
-        self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
+        if strict.violations:
+            self.unreadable += result.unreadable
+        if result.warnings:
+            self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
         means = self._means
         for mean, value in (
             (self._legacy, result.legacy),
