@@ -28,10 +28,11 @@ class ContractIndex:
     ``roles``: tool name -> ``(key argument, resource argument)`` as in those two (for one
     lookup per call);
     ``side_effect``: the names of tools that write; ``workflows``: tool name -> the
-    workflows that contain it, in contract order; ``steps``: for each workflow (in contract
-    order), tool name -> its first step index. ``groups`` remembers, per sequence of tool
-    names on one resource, whether the plan graph finds nothing to report on it (see
-    ``txcheck.models.plan_quick``): plans repeat the same few sequences.
+    workflows that contain it, in contract order (one tuple object per distinct tuple);
+    ``steps``: for each workflow (in contract order), tool name -> its first step index.
+    ``groups`` remembers, per sequence of tool names on one resource, whether they are in
+    step order and complete (see ``txcheck.models.plan_quick``): plans repeat the same few
+    sequences.
     """
 
     resource: Mapping[str, str]
@@ -40,7 +41,9 @@ class ContractIndex:
     side_effect: frozenset[str]
     workflows: Mapping[str, tuple[Workflow, ...]]
     steps: tuple[Mapping[str, int], ...]
-    groups: dict[tuple[str, ...], bool] = attrs.field(factory=dict, eq=False, repr=False)
+    groups: dict[tuple[str, ...], tuple[bool, bool]] = attrs.field(
+        factory=dict, eq=False, repr=False
+    )
 
     @classmethod
     def build(cls, contract: Contract) -> ContractIndex:
@@ -56,12 +59,21 @@ class ContractIndex:
             keys=keys,
             roles={n: (keys.get(n), resource.get(n)) for n in tools},
             side_effect=frozenset(n for n, t in tools.items() if t.has_side_effect),
-            workflows={n: found for n in tools if (found := contract.workflows_with(n))},
+            workflows=_shared({n: found for n in tools if (found := contract.workflows_with(n))}),
             steps=tuple(
                 {name: i for i, name in reversed(list(enumerate(w.steps)))}
                 for w in contract.workflows
             ),
         )
+
+
+def _shared(
+    workflows: dict[str, tuple[Workflow, ...]],
+) -> dict[str, tuple[Workflow, ...]]:
+    """The same map with one tuple object per distinct tuple of workflows, so that tools
+    with the same workflows can be told alike by identity."""
+    one: dict[tuple[Workflow, ...], tuple[Workflow, ...]] = {}
+    return {name: one.setdefault(found, found) for name, found in workflows.items()}
 
 
 _CACHE: dict[int, tuple[weakref.ref[Contract], ContractIndex]] = {}

@@ -209,19 +209,22 @@ def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
 
 
 def plan_graph_violations(
-    contract: Contract, calls: Sequence[Call]
+    contract: Contract, calls: Sequence[Call], *, in_order: bool = False
 ) -> tuple[tuple[int, Violation], ...]:
     """``build_plan_graph(contract, calls).violations``, without the edges, order and groups
-    that only the graph itself needs."""
-    builder, _ = _checked(contract, calls)
+    that only the graph itself needs. ``in_order`` says the caller knows no call has
+    ``depends_on`` and every resource's workflow calls are in step order
+    (``txcheck.models.plan_quick``), so that only completeness can report."""
+    builder, _ = _checked(contract, calls, in_order=in_order)
     return tuple(sorted(builder.found, key=lambda f: f[0]))
 
 
 def _checked(
-    contract: Contract, calls: Sequence[Call]
+    contract: Contract, calls: Sequence[Call], *, in_order: bool = False
 ) -> tuple[_Builder, dict[str, tuple[str, Hashable] | None]]:
     """A builder over the calls with unique ids, after every pass that reports violations
-    (``resource`` edges, which report none, are left to ``build_plan_graph``)."""
+    (``resource`` edges, which report none, are left to ``build_plan_graph``; with
+    ``in_order``, the workflow and dependency passes would report none either)."""
     unique: list[Call] = []
     position: dict[str, int] = {}
     for index, call in enumerate(calls):
@@ -230,8 +233,9 @@ def _checked(
             unique.append(call)
     builder = _Builder(contract=contract, calls=unique, position=position)
     resources = {c.id: resource_of(builder.tool(c), c) for c in unique}
-    _workflow_edges(builder, resources)
-    _dependency_edges(builder, resources)
+    if not in_order:
+        _workflow_edges(builder, resources)
+        _dependency_edges(builder, resources)
     _completeness(builder, resources)
     return builder, resources
 
@@ -415,8 +419,9 @@ def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | No
         present = {c.name for c in members}
         reported: set[str] = set()
         # The workflow a call is judged by depends only on its candidate workflows (and
-        # the names present), so it is worked out once per set of candidates.
-        judged: dict[tuple[Workflow, ...], Workflow | None] = {}
+        # the names present), so it is worked out once per set of candidates (one tuple
+        # object per set in the index: keyed by identity, without hashing workflows).
+        judged: dict[int, Workflow | None] = {}
         for call in members:
             tool = b.tool(call)
             assert tool is not None
@@ -425,9 +430,9 @@ def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | No
             candidates = workflows_of.get(call.name, ())
             if not candidates:
                 continue
-            if candidates not in judged:
-                judged[candidates] = _incomplete(candidates, present)
-            best = judged[candidates]
+            if id(candidates) not in judged:
+                judged[id(candidates)] = _incomplete(candidates, present)
+            best = judged[id(candidates)]
             if best is None or best.name in reported:
                 continue
             reported.add(best.name)

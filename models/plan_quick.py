@@ -14,20 +14,21 @@ none of them, which one pass over the calls can show:
   has all the steps of one of its workflows present on its resource (the completeness
   rule, as ``build_plan_graph`` computes it).
 
-``quick_checks`` says which of the two it proved; what it cannot prove, validation
-computes in full, so the violations are always the same. The step-order and completeness
+``quick_checks`` says which of the two it proved, and whether only completeness is in
+doubt; what it cannot prove, validation computes in full, so the violations are always
+the same. The step-order and completeness
 answer for one sequence of tool names is remembered per contract (``ContractIndex``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from txcheck.models.contract_index import ContractIndex
 from txcheck.models.plan_graph import normalised
 
-__all__ = ["CallLike", "quick_checks"]
+__all__ = ["CallLike", "QuickChecks", "quick_checks"]
 
 
 class CallLike(Protocol):
@@ -47,9 +48,21 @@ class CallLike(Protocol):
 _GROUPS_LIMIT = 4096
 
 
-def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> tuple[bool, bool]:
-    """``(keys clean, graph clean)`` for ``calls`` under the contract of ``index``: each
-    ``True`` only when certain; ``False`` means "not shown"."""
+class QuickChecks(NamedTuple):
+    """What one pass showed: ``keys_clean``, the key rules find nothing; ``graph_clean``,
+    the plan graph reports nothing; ``in_order``, the graph can report only
+    ``incomplete_workflow`` (no ``depends_on``, workflow steps in order). ``False`` means
+    only "not shown"."""
+
+    keys_clean: bool
+    graph_clean: bool
+    in_order: bool
+
+
+def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> QuickChecks:
+    """What one pass over ``calls`` shows under the contract of ``index``."""
+    if len(calls) == 1:
+        return _one(index, calls[0])
     roles = index.roles
     keys_clean = graph_clean = True
     keys: set[Hashable] = set()
@@ -84,25 +97,45 @@ def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> tuple[bool,
             # never equal to a string): calls group exactly as by ``normalised`` alone
             where = value if type(value) is str else normalised(value)
             groups.setdefault((resource, where), []).append(name)
-    if graph_clean:
-        for names in groups.values():
-            if not _group_clean(index, names):
-                return keys_clean, False
-    return keys_clean, graph_clean
+    if not graph_clean:
+        return QuickChecks(keys_clean, False, False)
+    in_order = True
+    for names in groups.values():
+        ordered, complete = _group(index, names)
+        in_order = in_order and ordered
+        graph_clean = graph_clean and ordered and complete
+    return QuickChecks(keys_clean, graph_clean, in_order)
 
 
 _NO_ROLES: tuple[None, None] = (None, None)
 
 
-def _group_clean(index: ContractIndex, names: list[str]) -> bool:
+def _one(index: ContractIndex, call: CallLike) -> QuickChecks:
+    """``quick_checks`` of a plan of one call (a read, a refund: many plans are)."""
+    key_argument, resource = index.roles.get(call.name, _NO_ROLES)
+    arguments = call.arguments
+    if key_argument is None or arguments is None:
+        keys_clean = True
+    else:
+        keys_clean = arguments.get(key_argument) is not None  # one key cannot repeat
+    if call.depends_on:
+        return QuickChecks(keys_clean, False, False)
+    if resource is None or arguments is None or arguments.get(resource) is None:
+        return QuickChecks(keys_clean, True, True)
+    ordered, complete = _group(index, [call.name])
+    return QuickChecks(keys_clean, ordered and complete, ordered)
+
+
+def _group(index: ContractIndex, names: list[str]) -> tuple[bool, bool]:
+    """``(in step order, complete)`` for the tool names on one resource, remembered."""
     sequence = tuple(names)
-    clean = index.groups.get(sequence)
-    if clean is None:
-        clean = _in_step_order(index, names) and _complete(index, names)
+    found = index.groups.get(sequence)
+    if found is None:
+        found = (_in_step_order(index, names), _complete(index, names))
         if len(index.groups) >= _GROUPS_LIMIT:
             index.groups.clear()
-        index.groups[sequence] = clean
-    return clean
+        index.groups[sequence] = found
+    return found
 
 
 def _in_step_order(index: ContractIndex, names: list[str]) -> bool:

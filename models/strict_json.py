@@ -164,7 +164,8 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         text = data[1:] if data.startswith("\ufeff") else data
     else:
         text = decode_utf8(data)
-    _check_depth(text, max_depth)
+    if len(text) > max_depth:  # a shorter text cannot nest deeper
+        _check_depth(text, max_depth)
     try:
         value = _decode(text)
     except json.JSONDecodeError as error:
@@ -183,13 +184,6 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
     return value
 
 
-def _int_digits() -> int:
-    """The most digits an integer may have here: ``MAX_INT_DIGITS``, or the interpreter's
-    own limit when that is lower (``0`` is no limit)."""
-    limit = _INTERPRETER_LIMIT() if _INTERPRETER_LIMIT is not None else 0
-    return min(MAX_INT_DIGITS, limit) if limit else MAX_INT_DIGITS
-
-
 _INTERPRETER_LIMIT = getattr(sys, "get_int_max_str_digits", None)  # Python 3.10.7+
 
 
@@ -200,7 +194,11 @@ def _decode(text: str) -> Any:
     start = 0
     if text[:1] in _WHITESPACE:
         start = len(text) - len(text.lstrip(_WHITESPACE))
-    scan = _SCAN_INTS if len(text) <= _int_digits() else _SCAN
+    scan = _SCAN
+    if len(text) <= MAX_INT_DIGITS:  # and within the interpreter's own limit (0: none)
+        limit = _INTERPRETER_LIMIT() if _INTERPRETER_LIMIT is not None else 0
+        if not limit or len(text) <= limit:
+            scan = _SCAN_INTS
     try:
         value, end = scan(text, start)
     except Exception:  # decode, below, raises the error to report

@@ -63,16 +63,20 @@ def validate(
     is left empty, and the plan graph is built only when a linear pass cannot show that
     it has nothing to report. The violations are the same either way.
     """
-    keys_clean, graph_clean = quick_checks(contract_index(contract), plan.calls)
+    quick = quick_checks(contract_index(contract), plan.calls)
     if summary:
         graph = build_plan_graph(contract, plan.calls)
         graph_found, plan_summary = graph.violations, graph.summary()
     else:
-        graph_found = () if graph_clean else plan_graph_violations(contract, plan.calls)
+        graph_found = (
+            ()
+            if quick.graph_clean
+            else plan_graph_violations(contract, plan.calls, in_order=quick.in_order)
+        )
         plan_summary = {}
     checked, skipped = _levels(business)
     return Verdict(
-        violations=_violations(contract, plan, business, graph_found, keys_clean=keys_clean),
+        violations=_violations(contract, plan, business, graph_found, keys_clean=quick.keys_clean),
         levels_checked=checked,
         levels_skipped=skipped,
         plan=plan_summary,
@@ -90,7 +94,8 @@ def proven_valid(contract: Contract, calls: Sequence[CallLike]) -> bool:
         if call.id in ids or call.name not in contract.tools or not compiled.accepts(call):
             return False
         ids.add(call.id)
-    return all(quick_checks(contract_index(contract), calls))
+    quick = quick_checks(contract_index(contract), calls)
+    return quick.keys_clean and quick.graph_clean
 
 
 def _levels(business: BusinessCheck | None) -> tuple[tuple[Level, ...], dict[str, str]]:
@@ -121,13 +126,14 @@ def _violations(
 
     first_at: dict[str, int] = {}
     well_formed: set[int] = set()
+    tools = contract.tools
     for position, call in enumerate(plan.calls):
         if call.id in first_at:
             text = _duplicate_text(call, position, first_at[call.id])
             add(position, _plan("duplicate_call_id", call, text))
         else:
             first_at[call.id] = position
-        tool = contract.tool(call.name)
+        tool = tools.get(call.name)
         if call.arguments is None:
             text = " ".join((call.json_error or "the call has no arguments object").split())
             add(position, Violation(code="invalid_json", level="json", call=call.id, message=text))

@@ -70,13 +70,16 @@ def _same_answers(contract: Any, plan: Plan) -> None:
     assert quick.violations == full.violations
     assert quick.levels_checked == full.levels_checked
     assert quick.levels_skipped == full.levels_skipped
-    keys_clean, graph_clean = quick_checks(contract_index(contract), plan.calls)
+    keys_clean, graph_clean, in_order = quick_checks(contract_index(contract), plan.calls)
     if keys_clean:
         assert _key_violations(contract, plan) == []
     graph = build_plan_graph(contract, plan.calls)
     assert plan_graph_violations(contract, plan.calls) == graph.violations
     if graph_clean:
         assert graph.violations == ()
+    if in_order:
+        assert plan_graph_violations(contract, plan.calls, in_order=True) == graph.violations
+        assert {v.code for _, v in graph.violations} <= {"incomplete_workflow"}
     if proven_valid(contract, plan.calls):
         assert full.valid
 
@@ -90,12 +93,14 @@ def test_a_whole_checkout_is_proven_valid_without_the_graph() -> None:
     index = contract_index(CONTRACT)
     plan = Plan.of(*checkout_calls("o1"))
     assert proven_valid(CONTRACT, plan.calls)
-    assert quick_checks(index, plan.calls) == (True, True)
+    assert quick_checks(index, plan.calls) == (True, True, True)
     swapped = Plan.of(*[checkout_calls("o1")[i] for i in (0, 2, 1, 3)])
-    assert quick_checks(index, swapped.calls) == (True, False)
+    assert quick_checks(index, swapped.calls) == (True, False, False)
     twice = Plan.of(*checkout_calls("o1"), *checkout_calls("o2"))
-    assert quick_checks(index, twice.calls) == (False, True)
-    assert not proven_valid(CONTRACT, Plan.of(*checkout_calls("o1")[:3]).calls)
+    assert quick_checks(index, twice.calls) == (False, True, True)
+    dropped = Plan.of(*checkout_calls("o1")[:3])
+    assert quick_checks(index, dropped.calls) == (True, False, True)
+    assert not proven_valid(CONTRACT, dropped.calls)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -65,8 +65,13 @@ def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, A
     names = want_args.keys() | got_args.keys()
     same = 0
     for n in names:
-        if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n]):
-            same += 1
+        if n in want_args and n in got_args:
+            want, got = want_args[n], got_args[n]
+            kind = type(want)
+            if kind is type(got) and (kind is str or kind is int):
+                same += want == got  # str() of two strings, or of two integers, as equal
+            elif str(want) == str(got):
+                same += 1
     # 1/2 * name + 1/2 * same / len(names), as one exact ratio of integers (int / int is
     # correctly rounded, as float() of the equal Fraction would be)
     count = len(names) if names else 1

@@ -409,6 +409,9 @@ def score_case(
     return _score(context, case, source)
 
 
+_SCHEMA_LEVELS = ("json", "schema")
+
+
 def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
     contract = context.contract
     business = _business(case)
@@ -428,26 +431,30 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         norm=normalizer(case.expect.normalize),
     )
     json_problems = tuple(
-        Violation(code="invalid_json", level="json", call=None, message=p)
-        for p in case.json_problems
+        [
+            Violation(code="invalid_json", level="json", call=None, message=p)
+            for p in case.json_problems
+        ]
     )
     scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
-    violations = json_problems + found + tuple(scorer)
+    violations = json_problems + found + tuple(scorer) if scorer or json_problems else found
     ordered_ok = not (case.expect.ordered and alignment.out_of_order)
     pairs = alignment.pairs
+    calls = plan.calls
     strict = StrictResult(
         passed=not violations and alignment.exact and ordered_ok,
         veto=bool(vetoes),
         violations=violations,
         vetoes=tuple(vetoes),
         tool_selection=len(pairs) / len(expected) if expected else None,
-        schema_valid=not json_problems and not any(v.level in ("json", "schema") for v in found),
-        exact_arguments=sum(p.exact for p in pairs) / len(pairs) if pairs else None,
+        schema_valid=not json_problems
+        and not (found and any(v.level in _SCHEMA_LEVELS for v in found)),
+        exact_arguments=[p.exact for p in pairs].count(True) / len(pairs) if pairs else None,
         order=ordered_ok if case.expect.ordered else None,
-        irrelevance=(not plan.calls) if not expected else None,
+        irrelevance=(not calls) if not expected else None,
         levels_checked=levels_checked,
         levels_skipped=levels_skipped,
-        alignment=tuple((p.expected, plan.calls[p.proposed].id) for p in pairs),
+        alignment=tuple([(p.expected, calls[p.proposed].id) for p in pairs]),
     )
     return CaseResult(
         id=case.id,
