@@ -66,12 +66,6 @@ def arguments_object(raw: Any, what: str) -> tuple[dict[str, Any] | None, str | 
     return raw, None
 
 
-def _id(item: dict[str, Any], key: str) -> tuple[bool, str | None]:
-    """``(readable, id)``: an id is absent, null or a string."""
-    value = item.get(key)
-    return value is None or type(value) is str, value
-
-
 def chat_call(item: Any) -> Found | None:
     """An OpenAI Chat ``tool_calls`` item ``{"id", "type": "function", "function":
     {"name", "arguments"}}``, or ``None``."""
@@ -82,8 +76,8 @@ def chat_call(item: Any) -> Found | None:
     function = item.get("function")
     if type(function) is not dict or type(name := function.get("name")) is not str:
         return None
-    readable, call_id = _id(item, "id")
-    if not readable:
+    call_id = item.get("id")
+    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
         return None
     raw = function.get("arguments", MISSING)
     arguments, error = arguments_string(raw)
@@ -96,8 +90,8 @@ def responses_call(item: Any) -> Found | None:
         return None
     if type(name := item.get("name")) is not str:
         return None
-    readable, call_id = _id(item, "call_id")
-    if not readable:
+    call_id = item.get("call_id")
+    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
         return None
     raw = item.get("arguments", MISSING)
     arguments, error = arguments_string(raw)
@@ -110,8 +104,8 @@ def anthropic_call(block: Any) -> Found | None:
         return None
     if type(name := block.get("name")) is not str:
         return None
-    readable, call_id = _id(block, "id")
-    if not readable:
+    call_id = block.get("id")
+    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
         return None
     raw = block.get("input", MISSING)
     arguments, error = arguments_object(raw, "'input'")
@@ -127,8 +121,8 @@ def gemini_call(part: Any) -> Found | None:
         return None
     if type(name := call.get("name")) is not str:
         return None
-    readable, call_id = _id(call, "id")
-    if not readable:
+    call_id = call.get("id")
+    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
         return None
     raw = call.get("args", MISSING)
     if raw is MISSING:  # Gemini leaves out 'args' when a call has none

@@ -148,7 +148,7 @@ def _parse(doc: Any) -> Plan:
             f"('candidates') (got {describe(doc)})",
         )
     return Plan(
-        calls=tuple(_with_ids(reading.calls)),
+        calls=_with_ids(reading.calls),
         format=fmt,
         text="".join(reading.texts) if reading.texts else None,
     )
@@ -167,8 +167,27 @@ def _is_chat(doc: dict[str, Any]) -> bool:
     return any(isinstance(part, dict) and part.get("type") == "refusal" for part in content)
 
 
-def _with_ids(found: list[Found]) -> Iterator[Call]:
+def _with_ids(found: list[Found]) -> tuple[Call, ...]:
     """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id)."""
+    calls = []
+    for index, f in enumerate(found):
+        if f.id is None:  # an id to invent, not clashing with the vendor's
+            return tuple(_invented_ids(found))
+        calls.append(
+            Call(
+                id=f.id,
+                name=f.name,
+                index=index,
+                raw_arguments=f.raw_arguments,
+                arguments=f.arguments,
+                json_error=f.json_error,
+                depends_on=f.depends_on,
+            )
+        )
+    return tuple(calls)
+
+
+def _invented_ids(found: list[Found]) -> Iterator[Call]:
     explicit: set[str] | None = None  # the vendor's ids, gathered once one is missing
     for index, f in enumerate(found):
         call_id = f.id

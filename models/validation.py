@@ -143,8 +143,8 @@ def _violations(
             problems = compiled.check(call)
             for problem in problems:
                 add(position, problem)
-            if not problems:
-                well_formed.add(position)
+            if not problems and business is not None:
+                well_formed.add(position)  # only the business level reads it
     if not keys_clean:
         for position, violation in _key_violations(contract, plan):
             add(position, violation)

@@ -20,7 +20,7 @@ from txcheck.scoring.argument_diff import (
     fully_similar,
     identical,
 )
-from txcheck.scoring.matching import _assigned, align
+from txcheck.scoring.matching import _assigned, align, identical_alignment
 from txcheck.scoring.patterns import AnyOf, OptionalMember, _matches, matches, normalizer
 
 KEYS = {"create": "key", "charge": "key"}
@@ -121,3 +121,21 @@ def test_identical_values_are_equal_with_the_same_types(a: Any, b: Any) -> None:
         assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
         assert identical(a, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_NAMES, st.dictionaries(_ARGS, _JSON, max_size=3)),
+        max_size=4,
+    ),
+    st.sampled_from([(), ("case",)]),
+)
+def test_identical_calls_align_as_identical_alignment_says(
+    expected: list[tuple[str, dict[str, Any]]], names: tuple[str, ...]
+) -> None:
+    proposed = json.loads(json.dumps(expected))  # equal copies, as a proposal would hold
+    proposed = [(name, arguments) for name, arguments in proposed]
+    if all(identical(e[1], p[1]) for e, p in zip(expected, proposed, strict=True)):
+        found = align(expected, proposed, key_args=KEYS, norm=normalizer(names))
+        assert found == identical_alignment(len(expected))

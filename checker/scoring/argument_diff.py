@@ -182,7 +182,8 @@ def argument_similarity(
 
 def identical(a: Any, b: Any) -> bool:
     """The same JSON value with the same types throughout (``1`` is not ``1.0``, ``0.0`` is
-    not ``-0.0``): anything that judges a value, a schema included, judges both alike."""
+    not ``-0.0``, NaN is not even itself): anything that judges a value, a schema or a
+    comparison, judges both alike."""
     kind = type(a)
     if kind is not type(b):
         return False
@@ -201,7 +202,7 @@ def identical(a: Any, b: Any) -> bool:
                 return False
         return True
     if kind is float:
-        return bool(a.hex() == b.hex())
+        return bool(a == b and a.hex() == b.hex())  # 0.0 is not -0.0; nan is not nan
     return kind in _SCALARS and bool(a == b)
 
 

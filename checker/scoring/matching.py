@@ -45,6 +45,7 @@ __all__ = [
     "align",
     "argument_similarity",
     "diff_arguments",
+    "identical_alignment",
     "typed_equal",
 ]
 
@@ -317,3 +318,12 @@ def _in_order(
             diffs += tuple(key_diffs[k])
         pairs.append(Pair(expected=k, proposed=k, diffs=diffs))
     return Alignment(pairs=tuple(pairs), missing=(), extra=(), out_of_order=())
+
+
+def identical_alignment(count: int) -> Alignment:
+    """What ``align`` finds when each of ``count`` proposed calls is identical to the
+    expected call at its position (same tool, identical arguments, no marker in the
+    expectation): every pair fully alike, in order, nothing missing or extra; and no key
+    difference, since identical keys are distinct or shared exactly as the expected ones."""
+    pairs = tuple([Pair(expected=k, proposed=k, diffs=()) for k in range(count)])
+    return Alignment(pairs=pairs, missing=(), extra=(), out_of_order=())

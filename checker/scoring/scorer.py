@@ -71,7 +71,7 @@ class StrictResult:
             "pass": self.passed,
             "score": 1.0 if self.passed else 0.0,
             "veto": self.veto,
-            "violations": [v.to_json() for v in self.violations],
+            "violations": [v.to_json() for v in self.violations] if self.violations else [],
             "vetoes": list(self.vetoes),
             "tool_selection": self.tool_selection,
             "schema_valid": self.schema_valid,
@@ -106,7 +106,7 @@ class CaseResult:
             "line": self.line,
             "strict": self.strict.to_json(),
             "legacy": {"score": self.legacy},
-            "warnings": [w.to_json() for w in self.warnings],
+            "warnings": [w.to_json() for w in self.warnings] if self.warnings else [],
             "normalize": list(self.normalize),
         }
 
@@ -290,20 +290,20 @@ def _expect_warnings(
     context: ScoringContext,
     case: Case,
     business: BusinessCheck | None,
-    proposal: tuple[Plan, tuple[Violation, ...]] | None = None,
+    vouched: bool = False,
 ) -> tuple[Violation, ...]:
     """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
 
-    When the proposal (``proposal``: the plan and its violations) is valid and makes
-    exactly the expected calls, the expectation is valid too. Most other expectations are
-    shown valid by one linear pass. The rest (and those checked against a world) have a
-    verdict that depends only on the contract, the expected calls and the world, so it is
-    computed once per contract (several samples of one task, pass^k style, or one task
-    asked of several models), not once per case.
+    ``vouched`` says a valid proposal makes exactly the expected calls (``_repeats``), so
+    the expectation is valid too. Most other expectations are shown valid by one linear
+    pass. The rest (and those checked against a world) have a verdict that depends only on
+    the contract, the expected calls and the world, so it is computed once per contract
+    (several samples of one task, pass^k style, or one task asked of several models), not
+    once per case.
     """
     calls = case.expect.calls
     if business is None:
-        if proposal is not None and not proposal[1] and _makes(proposal[0], calls):
+        if vouched:
             return ()
         expected = [_Expected(_expect_id(i), c.name, c.example) for i, c in enumerate(calls)]
         if proven_valid(context.contract, expected):
@@ -338,14 +338,16 @@ class _Expected(NamedTuple):
     depends_on: tuple[str, ...] = ()
 
 
-def _makes(plan: Plan, calls: tuple[ExpectedCall, ...]) -> bool:
-    """Whether ``plan`` is exactly the plan of ``calls``: the same tools in the same order,
-    identical arguments, no ``depends_on`` (ids differ, but a valid plan's are unique, as
-    the expected ones are), so validation judges both alike."""
+def _repeats(plan: Plan, calls: tuple[ExpectedCall, ...]) -> bool:
+    """Whether ``plan`` makes exactly the expected ``calls``: the same tools in the same
+    order, arguments identical to expected arguments that hold no marker. Then alignment
+    pairs them in order without a difference (``identical_alignment``), and, when the plan
+    is valid and has no ``depends_on``, validation judges the expected plan alike (its
+    ids differ, but both sides' are unique)."""
     if len(plan.calls) != len(calls):
         return False
     for call, want in zip(plan.calls, calls, strict=True):
-        if call.name != want.name or call.depends_on or not identical(call.arguments, want.example):
+        if call.name != want.name or not want.exact or not identical(call.arguments, want.example):
             return False
     return True
 
@@ -421,40 +423,55 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         return _unreadable(case, error, _expect_warnings(context, case, business))
     verdict = validate(contract, plan, business=business, summary=False)
     found = verdict.violations
-    warnings = _expect_warnings(context, case, business, (plan, found))
+    repeats = _repeats(plan, case.expect.calls)
+    vouched = repeats and not found and not any(c.depends_on for c in plan.calls)
+    warnings = _expect_warnings(context, case, business, vouched)
     levels_checked, levels_skipped = _levels(verdict.levels_checked, verdict.levels_skipped)
     expected = [(c.name, c.arguments) for c in case.expect.calls]
-    alignment = align(
-        expected,
-        [(c.name, c.arguments) for c in plan.calls],
-        key_args=context.key_args,
-        norm=normalizer(case.expect.normalize),
-    )
+    calls = plan.calls
+    ordered = case.expect.ordered
+    if repeats:
+        # The calls are the expected ones, in order: ``align`` would pair each with its own
+        # (``identical_alignment``) and the scorer would find nothing to say about them.
+        scorer: list[Violation] = []
+        vetoes: list[str] = []
+        paired = exact = len(calls)
+        all_exact, out_of_order = True, False
+        aligned = tuple([(k, call.id) for k, call in enumerate(calls)])
+    else:
+        alignment = align(
+            expected,
+            [(c.name, c.arguments) for c in calls],
+            key_args=context.key_args,
+            norm=normalizer(case.expect.normalize),
+        )
+        scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
+        pairs = alignment.pairs
+        paired, exact = len(pairs), [p.exact for p in pairs].count(True)
+        all_exact, out_of_order = alignment.exact, bool(alignment.out_of_order)
+        aligned = tuple([(p.expected, calls[p.proposed].id) for p in pairs])
     json_problems = tuple(
         [
             Violation(code="invalid_json", level="json", call=None, message=p)
             for p in case.json_problems
         ]
     )
-    scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
     violations = json_problems + found + tuple(scorer) if scorer or json_problems else found
-    ordered_ok = not (case.expect.ordered and alignment.out_of_order)
-    pairs = alignment.pairs
-    calls = plan.calls
+    ordered_ok = not (ordered and out_of_order)
     strict = StrictResult(
-        passed=not violations and alignment.exact and ordered_ok,
+        passed=not violations and all_exact and ordered_ok,
         veto=bool(vetoes),
         violations=violations,
         vetoes=tuple(vetoes),
-        tool_selection=len(pairs) / len(expected) if expected else None,
+        tool_selection=paired / len(expected) if expected else None,
         schema_valid=not json_problems
         and not (found and any(v.level in _SCHEMA_LEVELS for v in found)),
-        exact_arguments=[p.exact for p in pairs].count(True) / len(pairs) if pairs else None,
-        order=ordered_ok if case.expect.ordered else None,
+        exact_arguments=exact / paired if paired else None,
+        order=ordered_ok if ordered else None,
         irrelevance=(not calls) if not expected else None,
         levels_checked=levels_checked,
         levels_skipped=levels_skipped,
-        alignment=tuple([(p.expected, calls[p.proposed].id) for p in pairs]),
+        alignment=aligned,
     )
     return CaseResult(
         id=case.id,
