@@ -179,7 +179,7 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise _locate(text, rejected) from None
     except RecursionError:
         raise StrictJsonError(f"nesting too deep (more than {max_depth} levels)") from None
-    if "\\u" in text and _SURROGATE_HINT.search(text):
+    if "\\" in text and _SURROGATE_HINT.search(text):  # no backslash: no escape at all
         _check_surrogates(text)
     return value
 

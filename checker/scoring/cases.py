@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -284,8 +285,13 @@ def _parse_line(text: str) -> tuple[Any, list[str]]:
 
 
 def _markerless(text: str) -> bool:
-    """Whether no JSON string in ``text`` can read ``$any`` or ``$optional``."""
-    return "$" not in text and "\\u" not in text
+    """Whether no JSON string in ``text`` can read ``$any`` or ``$optional``: no ``$``, and
+    no ``\\u`` escape (a regular expression finds one faster than ``in`` when the text
+    holds many other escapes, as OpenAI argument strings do)."""
+    return "$" not in text and ("\\" not in text or _UNICODE_ESCAPE.search(text) is None)
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u")
 
 
 def _case(text: str, line: int) -> Case:
