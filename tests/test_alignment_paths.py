@@ -20,7 +20,7 @@ from txcheck.scoring.argument_diff import (
     fully_similar,
     identical,
 )
-from txcheck.scoring.matching import _assigned, align, identical_alignment
+from txcheck.scoring.matching import _assigned, _grouped, _matching, align, identical_alignment
 from txcheck.scoring.patterns import AnyOf, OptionalMember, _matches, matches, normalizer
 
 KEYS = {"create": "key", "charge": "key"}
@@ -69,7 +69,7 @@ def _cases(draw: st.DrawFn) -> tuple[list[Any], list[Any], Any]:
     return expected, proposed, norm
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases())
 def test_the_in_order_path_agrees_with_the_assignment(drawn: tuple[Any, Any, Any]) -> None:
     expected, proposed, norm = drawn
@@ -78,7 +78,14 @@ def test_the_in_order_path_agrees_with_the_assignment(drawn: tuple[Any, Any, Any
     )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_cases())
+def test_pairing_by_name_agrees_with_the_assignment(drawn: tuple[Any, Any, Any]) -> None:
+    expected, proposed, norm = drawn
+    assert _matching(expected, proposed, KEYS, norm) == _grouped(expected, proposed, KEYS, norm)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases())
 def test_fully_similar_means_similarity_one_and_no_difference(
     drawn: tuple[Any, Any, Any],
@@ -103,7 +110,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_JSON, _JSON, st.sampled_from([(), ("case",), ("whitespace", "punctuation")]))
 def test_matches_takes_plain_values_as_the_general_rules_do(
     expected: Any, got: Any, names: tuple[str, ...]

@@ -42,6 +42,8 @@ def _seen_arguments(call: Call) -> Mapping[str, Any] | None:
     with a byte-order mark, which only the strict reader skips: so the parsed value is
     used instead of parsing the text again."""
     raw = call.raw_arguments
+    if type(raw) is dict:  # an object as is, as legacy_arguments gives it
+        return raw
     if isinstance(raw, str) and call.arguments is not None and not raw.startswith("\ufeff"):
         return call.arguments
     return legacy_arguments(raw)

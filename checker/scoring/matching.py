@@ -98,6 +98,20 @@ def _matching(
     Calls of different tools are never paired, so each tool is an independent assignment
     problem over the complete bipartite graph of its expected and proposed calls.
     """
+    at = {name: j for j, (name, _) in enumerate(proposed)}
+    if len(at) == len(proposed) and len({name for name, _ in expected}) == len(expected):
+        # Each tool at most once on each side: its one possible pair, in expected order.
+        return [(i, at[name]) for i, (name, _) in enumerate(expected) if name in at]
+    return _grouped(expected, proposed, key_args, norm)
+
+
+def _grouped(
+    expected: Sequence[ExpectedCall],
+    proposed: Sequence[ProposedCall],
+    key_args: Mapping[str, str],
+    norm: Normalizer,
+) -> list[tuple[int, int]]:
+    """``_matching`` tool by tool: an assignment problem per tool."""
     groups: dict[str, tuple[list[int], list[int]]] = {}
     for i, (name, _) in enumerate(expected):
         groups.setdefault(name, ([], []))[0].append(i)

@@ -177,23 +177,14 @@ class SummaryBuilder:
         if result.warnings:
             self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
         means = self._means
-        for mean, value in (
-            (self._legacy, result.legacy),
-            (means["tool_selection"], strict.tool_selection),
-            (means["schema_valid"], strict.schema_valid),
-            (means["exact_arguments"], strict.exact_arguments),
-            (means["order"], strict.order),
-            (means["irrelevance"], strict.irrelevance),
-        ):
-            if value is None:
-                continue
-            if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
-                mean.whole += int(value)
-            else:  # a float is exactly numerator / 2**k: sum numerators per denominator
-                numerator, denominator = value.as_integer_ratio()
-                parts = mean.parts
-                parts[denominator] = parts.get(denominator, 0) + numerator
-            mean.count += 1
+        _add(self._legacy, result.legacy)
+        _add(means["tool_selection"], strict.tool_selection)
+        _add(means["schema_valid"], strict.schema_valid)
+        _add(means["exact_arguments"], strict.exact_arguments)
+        if strict.order is not None:
+            _add(means["order"], strict.order)
+        if strict.irrelevance is not None:
+            _add(means["irrelevance"], strict.irrelevance)
 
     def build(self, errors: int) -> Summary:
         return Summary(
@@ -206,6 +197,18 @@ class SummaryBuilder:
             legacy_mean=self._legacy.value(),
             means={name: self._means[name].value() for name in _MEANS},
         )
+
+
+def _add(mean: _Mean, value: float | bool | None) -> None:
+    """Add ``value`` (when there is one) to a running mean."""
+    if value is None:
+        return
+    if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
+        mean.whole += int(value)
+    else:  # a float is exactly numerator / 2**k: sum numerators per denominator
+        numerator, denominator = value.as_integer_ratio()
+        mean.parts[denominator] = mean.parts.get(denominator, 0) + numerator
+    mean.count += 1
 
 
 class _Mean:
