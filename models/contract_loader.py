@@ -22,7 +22,6 @@ Decisions:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from collections.abc import Collection, Mapping
@@ -423,6 +422,8 @@ def _known_keys(obj: Mapping[str, Any], known: Collection[str], path: _Path, wha
 
 
 def _hint(word: str, choices: Collection[str]) -> str:
+    import difflib  # noqa: PLC0415  (only a mistake needs it: loading a contract starts lighter)
+
     close = difflib.get_close_matches(word, sorted(choices), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -35,6 +35,7 @@ from txcheck.models.errors import ContractError
 from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.json_path import PathPart, describe, format_path
 from txcheck.models.proposal import Call
+from txcheck.models.tool_schema import check_schema
 
 if TYPE_CHECKING:
     from txcheck.models.plan_quick import CallLike
@@ -147,25 +148,64 @@ def _shapes_object(schema: Any) -> bool:
 # -- compiling ------------------------------------------------------------------------
 
 
+_UNSET: Any = object()
+
+
+class _FastValidators(Mapping[str, "FastCheck | None"]):
+    """The jsonschema-rs check of each tool (``None`` where there is none), compiled when
+    first asked for."""
+
+    def __init__(self, validators: Mapping[str, Any]) -> None:
+        self._validators = validators
+        self._built: dict[str, FastCheck | None] = {}
+
+    def __getitem__(self, name: str) -> FastCheck | None:
+        if name not in self._built:
+            self._built[name] = fast_validator(self._validators[name].schema)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._validators)
+
+    def __len__(self) -> int:
+        return len(self._validators)
+
+
 @attrs.frozen(kw_only=True)
 class CompiledContract:
-    """One validator per tool, built once; ``check`` maps each call's errors to violations."""
+    """One validator per tool, built once; ``check`` maps each call's errors to violations.
+
+    ``fast`` holds each tool's jsonschema-rs check (compiled when first asked for). A tool's
+    first call is checked by jsonschema alone: compiling a fast check, and importing
+    jsonschema-rs at all, costs more than that one call, so validating one small proposal
+    never pays for it; from a tool's second call on, the fast check is used.
+    """
 
     validators: Mapping[str, Any]  # tool name -> jsonschema validator
     fast: Mapping[str, FastCheck | None] = attrs.field(factory=dict)  # name -> rs is_valid
+    _ready: dict[str, FastCheck | None] = attrs.field(init=False, factory=dict, eq=False)
+    _asked: set[str] = attrs.field(init=False, factory=set, eq=False)
 
     @classmethod
     def build(cls, contract: Contract) -> CompiledContract:
         validators = {n: _validator(contract, t) for n, t in contract.tools.items()}
-        return cls(
-            validators=validators,
-            fast={n: fast_validator(v.schema) for n, v in validators.items()},
-        )
+        return cls(validators=validators, fast=_FastValidators(validators))
+
+    def _fast_for(self, name: str) -> FastCheck | None:
+        """The fast check for a call to ``name``: none for the tool's first call."""
+        fast = self._ready.get(name, _UNSET)
+        if fast is not _UNSET:
+            return fast  # type: ignore[no-any-return]
+        if name not in self._asked:  # the tool's first call: jsonschema alone
+            self._asked.add(name)
+            return None
+        fast = self._ready[name] = self.fast.get(name)
+        return fast
 
     def accepts(self, call: CallLike) -> bool:
         """True when jsonschema-rs alone shows ``call`` has no schema violation (a known
         tool, parsed arguments of plain JSON values); ``False`` means only "not shown"."""
-        fast = self.fast.get(call.name)
+        fast = self._fast_for(call.name)
         arguments = call.arguments
         return (
             fast is not None
@@ -181,7 +221,7 @@ class CompiledContract:
         validator = self.validators.get(call.name)
         if validator is None or arguments is None:
             return []
-        fast = self.fast.get(call.name)
+        fast = self._fast_for(call.name)
         if fast is not None and type(arguments) is dict and _plain(arguments, 1):
             # within the depth limit, no huge integer, every number exact: as _scan says
             try:
@@ -221,7 +261,7 @@ def _accepts(fast: FastCheck, call: CallLike) -> bool:
 def _validator(contract: Contract, tool: Tool) -> Any:
     schema: Any = tool.parameters
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
         if tool.strict:
             schema = closed_schema(schema)
     except SchemaError as error:

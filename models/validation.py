@@ -25,7 +25,6 @@ contract.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -178,6 +177,8 @@ def _duplicate_text(call: Call, position: int, first: int) -> str:
 
 def _unknown_text(call: Call, contract: Contract) -> str:
     names = sorted(contract.tools)
+    import difflib  # noqa: PLC0415  (only an unknown tool needs it: one-off runs start lighter)
+
     close = difflib.get_close_matches(call.name, names, n=1)
     if close:
         hint = f"did you mean '{close[0]}'?"
