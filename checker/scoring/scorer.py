@@ -426,7 +426,10 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         return _unreadable(case, error, _expect_warnings(context, case, business))
     verdict = validate(contract, plan, business=business, summary=False)
     found = verdict.violations
-    repeats = _repeats(plan, case.expect.calls)
+    # A proposal whose arguments break their schema rarely repeats the expectation; when it
+    # does, the general road below gives the same result, so it is not looked for.
+    schema_valid = not (found and any(v.level in _SCHEMA_LEVELS for v in found))
+    repeats = schema_valid and _repeats(plan, case.expect.calls)
     vouched = repeats and not found and not any(c.depends_on for c in plan.calls)
     warnings = _expect_warnings(context, case, business, vouched)
     levels_checked, levels_skipped = _levels(verdict.levels_checked, verdict.levels_skipped)
@@ -467,8 +470,7 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
         violations=violations,
         vetoes=tuple(vetoes),
         tool_selection=paired / len(expected) if expected else None,
-        schema_valid=not json_problems
-        and not (found and any(v.level in _SCHEMA_LEVELS for v in found)),
+        schema_valid=not json_problems and schema_valid,
         exact_arguments=exact / paired if paired else None,
         order=ordered_ok if ordered else None,
         irrelevance=(not calls) if not expected else None,
