@@ -5,8 +5,9 @@ every possible mistake. Most calls are well formed, and building those paths cos
 than reading such a call, so each vendor's common call shape is first read here in one
 step (``chat_call``, ``responses_call``, ``anthropic_call``, ``gemini_call``): an item of
 exactly that shape (plain ``dict`` and ``str`` values, no ``depends_on``) gives its
-``Found``; anything else gives ``None`` and the parser's full reading, which says what is
-wrong and where, takes over. Both roads give the same call.
+``Call`` (or, without a vendor id, a ``Found`` to give an id later); anything else gives
+``None`` and the parser's full reading, which says what is wrong and where, takes over.
+Both roads give the same call.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from txcheck.models.json_path import describe
+from txcheck.models.proposal import Call
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 
 __all__ = [
@@ -66,7 +68,7 @@ def arguments_object(raw: Any, what: str) -> tuple[dict[str, Any] | None, str | 
     return raw, None
 
 
-def chat_call(item: Any) -> Found | None:
+def chat_call(item: Any, index: int) -> Call | Found | None:
     """An OpenAI Chat ``tool_calls`` item ``{"id", "type": "function", "function":
     {"name", "arguments"}}``, or ``None``."""
     if type(item) is not dict or "depends_on" in item:
@@ -81,10 +83,17 @@ def chat_call(item: Any) -> Found | None:
         return None
     raw = function.get("arguments", MISSING)
     arguments, error = arguments_string(raw)
-    return Found(call_id, name, None if raw is MISSING else raw, arguments, error, ())
+    return _found(
+        call_id,
+        name,
+        None if raw is MISSING else raw,
+        arguments=arguments,
+        error=error,
+        index=index,
+    )
 
 
-def responses_call(item: Any) -> Found | None:
+def responses_call(item: Any, index: int) -> Call | Found | None:
     """An OpenAI Responses ``function_call`` output item, or ``None``."""
     if type(item) is not dict or "depends_on" in item or item.get("type") != "function_call":
         return None
@@ -95,10 +104,17 @@ def responses_call(item: Any) -> Found | None:
         return None
     raw = item.get("arguments", MISSING)
     arguments, error = arguments_string(raw)
-    return Found(call_id, name, None if raw is MISSING else raw, arguments, error, ())
+    return _found(
+        call_id,
+        name,
+        None if raw is MISSING else raw,
+        arguments=arguments,
+        error=error,
+        index=index,
+    )
 
 
-def anthropic_call(block: Any) -> Found | None:
+def anthropic_call(block: Any, index: int) -> Call | Found | None:
     """An Anthropic ``tool_use`` content block, or ``None``."""
     if type(block) is not dict or "depends_on" in block or block.get("type") != "tool_use":
         return None
@@ -109,10 +125,17 @@ def anthropic_call(block: Any) -> Found | None:
         return None
     raw = block.get("input", MISSING)
     arguments, error = arguments_object(raw, "'input'")
-    return Found(call_id, name, None if raw is MISSING else raw, arguments, error, ())
+    return _found(
+        call_id,
+        name,
+        None if raw is MISSING else raw,
+        arguments=arguments,
+        error=error,
+        index=index,
+    )
 
 
-def gemini_call(part: Any) -> Found | None:
+def gemini_call(part: Any, index: int) -> Call | Found | None:
     """A Gemini ``{"functionCall": {"name", "args"}}`` part, or ``None``."""
     if type(part) is not dict or "depends_on" in part or "function_call" in part:
         return None
@@ -126,6 +149,29 @@ def gemini_call(part: Any) -> Found | None:
         return None
     raw = call.get("args", MISSING)
     if raw is MISSING:  # Gemini leaves out 'args' when a call has none
-        return Found(call_id, name, None, {}, None, ())
+        return _found(call_id, name, None, arguments={}, error=None, index=index)
     arguments, error = arguments_object(raw, "'args'")
-    return Found(call_id, name, raw, arguments, error, ())
+    return _found(call_id, name, raw, arguments=arguments, error=error, index=index)
+
+
+def _found(
+    call_id: str | None,
+    name: str,
+    raw: Any,
+    *,
+    arguments: dict[str, Any] | None,
+    error: str | None,
+    index: int,
+) -> Call | Found:
+    """The ``Call`` at ``index`` when the vendor gave its id; else a ``Found`` whose id the
+    parser invents once it has seen every call (never reusing a vendor's)."""
+    if call_id is None:
+        return Found(call_id, name, raw, arguments, error, ())
+    return Call(
+        id=call_id,
+        name=name,
+        index=index,
+        raw_arguments=raw,
+        arguments=arguments,
+        json_error=error,
+    )

@@ -80,7 +80,7 @@ _GEMINI_PART_KEYS = frozenset(
 
 @attrs.define
 class _Reading:
-    calls: list[Found] = attrs.field(factory=list)
+    calls: list[Call | Found] = attrs.field(factory=list)
     texts: list[str] = attrs.field(factory=list)
 
 
@@ -167,10 +167,14 @@ def _is_chat(doc: dict[str, Any]) -> bool:
     return any(isinstance(part, dict) and part.get("type") == "refusal" for part in content)
 
 
-def _with_ids(found: list[Found]) -> tuple[Call, ...]:
-    """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id)."""
+def _with_ids(found: list[Call | Found]) -> tuple[Call, ...]:
+    """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id).
+    A call read with its vendor id is a ``Call`` already."""
     calls = []
     for index, f in enumerate(found):
+        if isinstance(f, Call):
+            calls.append(f)
+            continue
         if f.id is None:  # an id to invent, not clashing with the vendor's
             return tuple(_invented_ids(found))
         calls.append(
@@ -187,9 +191,12 @@ def _with_ids(found: list[Found]) -> tuple[Call, ...]:
     return tuple(calls)
 
 
-def _invented_ids(found: list[Found]) -> Iterator[Call]:
+def _invented_ids(found: list[Call | Found]) -> Iterator[Call]:
     explicit: set[str] | None = None  # the vendor's ids, gathered once one is missing
     for index, f in enumerate(found):
+        if isinstance(f, Call):
+            yield f
+            continue
         call_id = f.id
         if call_id is None:
             if explicit is None:
@@ -243,7 +250,7 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
     if calls is None:
         return
     for i, item in enumerate(_list(calls, (*path, "tool_calls"), "'tool_calls'")):
-        found = chat_call(item)
+        found = chat_call(item, len(reading.calls))
         if found is not None:
             reading.calls.append(found)
             continue
@@ -279,7 +286,7 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
 
 def _responses(output: Any, reading: _Reading) -> None:
     for i, item in enumerate(_list(output, ("output",), "'output'")):
-        found = responses_call(item)
+        found = responses_call(item, len(reading.calls))
         if found is not None:
             reading.calls.append(found)
             continue
@@ -326,7 +333,7 @@ def _responses(output: Any, reading: _Reading) -> None:
 def _anthropic(message: dict[str, Any], reading: _Reading) -> None:
     _role(message, ())
     for i, block in enumerate(message["content"]):
-        found = anthropic_call(block)
+        found = anthropic_call(block, len(reading.calls))
         if found is not None:
             reading.calls.append(found)
             continue
@@ -372,7 +379,7 @@ def _gemini(candidates_value: Any, reading: _Reading) -> None:
     content = _object(candidate["content"], content_path, "'content'")
     parts = _list(content.get("parts", []), (*content_path, "parts"), "'parts'")
     for i, part_value in enumerate(parts):
-        found = gemini_call(part_value)
+        found = gemini_call(part_value, len(reading.calls))
         if found is not None:
             reading.calls.append(found)
             continue

@@ -92,7 +92,7 @@ def _without_readers(doc: Any) -> Any:
     saved = {name: getattr(proposal_parser, name) for name in READERS}
     try:
         for name in READERS:
-            setattr(proposal_parser, name, lambda item: None)
+            setattr(proposal_parser, name, lambda item, index: None)
         return _outcome(doc)
     finally:
         for name, reader in saved.items():
