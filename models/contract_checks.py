@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -43,6 +42,8 @@ def known_keys(obj: Mapping[str, Any], known: Collection[str], path: Path, what:
 
 
 def hint(word: str, choices: Collection[str]) -> str:
+    import difflib  # noqa: PLC0415  (only a mistake needs it: loading a contract starts lighter)
+
     close = difflib.get_close_matches(word, sorted(choices), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -34,7 +34,22 @@ def _load() -> Any:
         return None
 
 
-_rs: Any = _load()
+_LOADED: list[Any] = []  # [jsonschema-rs or None], once asked for
+
+
+def _module() -> Any:
+    """jsonschema-rs, imported on first use (importing it costs more than checking a few
+    calls with jsonschema, so a one-off check need not pay for it)."""
+    if not _LOADED:
+        _LOADED.append(_load())
+    return _LOADED[0]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_rs":  # the module, or None: loaded on first use
+        return _module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SAFE_INTEGER = 2**53
 """Numbers beyond +-2**53 are not exact as doubles; such values take the reference path."""
@@ -76,10 +91,11 @@ def schema_is_safe(schema: Any) -> bool:
 def fast_validator(schema: Any) -> FastCheck | None:
     """``is_valid`` of a jsonschema-rs Draft 2020-12 validator for ``schema``, or ``None``
     when jsonschema-rs is absent, cannot compile it, or might read it differently."""
-    if _rs is None or not schema_is_safe(schema):
+    rs = _module()
+    if rs is None or not schema_is_safe(schema):
         return None
     try:
-        validator = _rs.Draft202012Validator(schema)
+        validator = rs.Draft202012Validator(schema)
     except Exception:
         return None
     check: FastCheck = validator.is_valid

@@ -43,6 +43,7 @@ from typing import Any, Literal
 import attrs
 
 from txcheck.models.contract import Contract, Tool, Workflow
+from txcheck.models.contract_index import contract_index
 from txcheck.models.json_path import describe
 from txcheck.models.proposal import Call
 from txcheck.models.schema_check import MAX_ARGUMENT_DEPTH
@@ -53,6 +54,7 @@ __all__ = [
     "PlanGraph",
     "build_plan_graph",
     "normalised",
+    "plan_graph_violations",
     "resource_of",
     "show_id",
 ]
@@ -182,18 +184,9 @@ class _Builder:
 
 def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
     """Build the graph of ``calls`` (a plan's calls, in list order) under ``contract``."""
-    unique: list[Call] = []
-    position: dict[str, int] = {}
-    for index, call in enumerate(calls):
-        if call.id not in position:
-            position[call.id] = index
-            unique.append(call)
-    builder = _Builder(contract=contract, calls=unique, position=position)
-    resources = {c.id: resource_of(builder.tool(c), c) for c in unique}
+    builder, resources = _checked(contract, calls)
     _resource_edges(builder, resources)
-    _workflow_edges(builder, resources)
-    _dependency_edges(builder, resources)
-    _completeness(builder, resources)
+    unique, position = builder.calls, builder.position
 
     # Every edge points forward in the list, so the list order is the topological order that
     # breaks ties by list position (what nx.lexicographical_topological_sort would give), and
@@ -213,6 +206,38 @@ def build_plan_graph(contract: Contract, calls: Sequence[Call]) -> PlanGraph:
         edges=edges,
         violations=tuple(sorted(builder.found, key=lambda f: f[0])),
     )
+
+
+def plan_graph_violations(
+    contract: Contract, calls: Sequence[Call], *, in_order: bool = False
+) -> tuple[tuple[int, Violation], ...]:
+    """``build_plan_graph(contract, calls).violations``, without the edges, order and groups
+    that only the graph itself needs. ``in_order`` says the caller knows no call has
+    ``depends_on`` and every resource's workflow calls are in step order
+    (``txcheck.models.plan_quick``), so that only completeness can report."""
+    builder, _ = _checked(contract, calls, in_order=in_order)
+    return tuple(sorted(builder.found, key=lambda f: f[0]))
+
+
+def _checked(
+    contract: Contract, calls: Sequence[Call], *, in_order: bool = False
+) -> tuple[_Builder, dict[str, tuple[str, Hashable] | None]]:
+    """A builder over the calls with unique ids, after every pass that reports violations
+    (``resource`` edges, which report none, are left to ``build_plan_graph``; with
+    ``in_order``, the workflow and dependency passes would report none either)."""
+    unique: list[Call] = []
+    position: dict[str, int] = {}
+    for index, call in enumerate(calls):
+        if call.id not in position:
+            position[call.id] = index
+            unique.append(call)
+    builder = _Builder(contract=contract, calls=unique, position=position)
+    resources = {c.id: resource_of(builder.tool(c), c) for c in unique}
+    if not in_order:
+        _workflow_edges(builder, resources)
+        _dependency_edges(builder, resources)
+    _completeness(builder, resources)
+    return builder, resources
 
 
 def _generations(
@@ -290,8 +315,8 @@ def _workflow_members(
 
 
 def _workflow_edges(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | None]) -> None:
-    for workflow in b.contract.workflows:
-        step = {name: i for i, name in reversed(list(enumerate(workflow.steps)))}
+    steps = contract_index(b.contract).steps  # per workflow: tool name -> first step
+    for workflow, step in zip(b.contract.workflows, steps, strict=True):
         for members in _workflow_members(b, workflow, resources).values():
             for x, y in itertools.pairwise(members):
                 if step[x.name] <= step[y.name]:
@@ -389,20 +414,26 @@ def _workflow_clash(
 
 
 def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | None]) -> None:
-    workflows = b.contract.workflows
+    workflows_of = contract_index(b.contract).workflows
     for members in _by_resource(b.calls, resources).values():
         present = {c.name for c in members}
         reported: set[str] = set()
+        # The workflow a call is judged by depends only on its candidate workflows (and
+        # the names present), so it is worked out once per set of candidates (one tuple
+        # object per set in the index: keyed by identity, without hashing workflows).
+        judged: dict[int, Workflow | None] = {}
         for call in members:
             tool = b.tool(call)
             assert tool is not None
-            candidates = [w for w in workflows if call.name in w.steps]
-            if not tool.has_side_effect or not candidates:
+            if not tool.has_side_effect:
                 continue
-            if any(all(s in present for s in w.steps) for w in candidates):
+            candidates = workflows_of.get(call.name, ())
+            if not candidates:
                 continue
-            best = min(candidates, key=lambda w: sum(s not in present for s in w.steps))
-            if best.name in reported:
+            if id(candidates) not in judged:
+                judged[id(candidates)] = _incomplete(candidates, present)
+            best = judged[id(candidates)]
+            if best is None or best.name in reported:
                 continue
             reported.add(best.name)
             missing = [s for s in best.steps if s not in present]
@@ -414,3 +445,11 @@ def _completeness(b: _Builder, resources: Mapping[str, tuple[str, Hashable] | No
                 f"{', '.join(missing)} (the plan has {', '.join(has)}); a plan that starts a "
                 "workflow must contain all of its steps",
             )
+
+
+def _incomplete(candidates: tuple[Workflow, ...], present: set[str]) -> Workflow | None:
+    """``None`` when one of ``candidates`` has all its steps ``present``, else the one
+    missing the fewest (the first of those)."""
+    if any(all(s in present for s in w.steps) for w in candidates):
+        return None
+    return min(candidates, key=lambda w: sum(s not in present for s in w.steps))

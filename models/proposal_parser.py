@@ -23,6 +23,10 @@ or an Anthropic/Gemini input that is not an object) is still a call, with
 ``arguments=None`` and ``json_error`` set; it fails level ``json`` in validation. A document
 that is not strict JSON at all is bad input (``load_proposal`` raises), since its calls
 cannot even be found. Duplicate call ids are kept: validation reports ``duplicate_call_id``.
+
+Each call item is first offered to the one-step reader of its vendor's common shape
+(``txcheck.models.proposal_calls``); only an item that is not of that shape is read here,
+path by path, so that its problem can be named where it is.
 """
 
 from __future__ import annotations
@@ -37,12 +41,21 @@ import attrs
 from txcheck.models.errors import ProposalFormatError
 from txcheck.models.json_path import PathPart, describe, format_path
 from txcheck.models.proposal import Call, Plan, ProposalFormat
-from txcheck.models.strict_json import StrictJsonError, load_json_document, loads_strict
+from txcheck.models.proposal_calls import (
+    MISSING,
+    Found,
+    anthropic_call,
+    arguments_object,
+    arguments_string,
+    chat_call,
+    gemini_call,
+    responses_call,
+)
+from txcheck.models.strict_json import load_json_document
 
 __all__ = ["load_proposal", "parse_proposal"]
 
 _Path = tuple[PathPart, ...]
-_MISSING: Any = object()
 _GEMINI_PART_KEYS = frozenset(
     {
         "text",
@@ -65,21 +78,9 @@ _GEMINI_PART_KEYS = frozenset(
 )
 
 
-@attrs.frozen(kw_only=True)
-class _Found:
-    """A call as found in the document, before ids are assigned."""
-
-    id: str | None
-    name: str
-    raw_arguments: Any
-    arguments: dict[str, Any] | None
-    json_error: str | None
-    depends_on: tuple[str, ...]
-
-
 @attrs.define
 class _Reading:
-    calls: list[_Found] = attrs.field(factory=list)
+    calls: list[Call | Found] = attrs.field(factory=list)
     texts: list[str] = attrs.field(factory=list)
 
 
@@ -147,7 +148,7 @@ def _parse(doc: Any) -> Plan:
             f"('candidates') (got {describe(doc)})",
         )
     return Plan(
-        calls=tuple(_with_ids(reading.calls)),
+        calls=_with_ids(reading.calls),
         format=fmt,
         text="".join(reading.texts) if reading.texts else None,
     )
@@ -166,12 +167,40 @@ def _is_chat(doc: dict[str, Any]) -> bool:
     return any(isinstance(part, dict) and part.get("type") == "refusal" for part in content)
 
 
-def _with_ids(found: list[_Found]) -> Iterator[Call]:
-    """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id)."""
-    explicit = {f.id for f in found if f.id is not None}
+def _with_ids(found: list[Call | Found]) -> tuple[Call, ...]:
+    """Calls with ids: the vendor's, else ``call_<position>`` (never reusing a vendor id).
+    A call read with its vendor id is a ``Call`` already."""
+    calls = []
     for index, f in enumerate(found):
+        if isinstance(f, Call):
+            calls.append(f)
+            continue
+        if f.id is None:  # an id to invent, not clashing with the vendor's
+            return tuple(_invented_ids(found))
+        calls.append(
+            Call(
+                id=f.id,
+                name=f.name,
+                index=index,
+                raw_arguments=f.raw_arguments,
+                arguments=f.arguments,
+                json_error=f.json_error,
+                depends_on=f.depends_on,
+            )
+        )
+    return tuple(calls)
+
+
+def _invented_ids(found: list[Call | Found]) -> Iterator[Call]:
+    explicit: set[str] | None = None  # the vendor's ids, gathered once one is missing
+    for index, f in enumerate(found):
+        if isinstance(f, Call):
+            yield f
+            continue
         call_id = f.id
         if call_id is None:
+            if explicit is None:
+                explicit = {other.id for other in found if other.id is not None}
             base = call_id = f"call_{index + 1}"
             suffix = 2
             while call_id in explicit:
@@ -212,7 +241,7 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
                     f"unsupported content part type {json.dumps(kind)} (expected "
                     "'text' or 'refusal')",
                 )
-            reading.texts.append(_str(part.get(kind, _MISSING), (*part_path, kind), f"'{kind}'"))
+            reading.texts.append(_str(part.get(kind, MISSING), (*part_path, kind), f"'{kind}'"))
     elif content is not None:
         raise _fail(
             content_path, f"'content' must be a string, a list or null (got {describe(content)})"
@@ -221,6 +250,10 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
     if calls is None:
         return
     for i, item in enumerate(_list(calls, (*path, "tool_calls"), "'tool_calls'")):
+        found = chat_call(item, len(reading.calls))
+        if found is not None:
+            reading.calls.append(found)
+            continue
         call_path = (*path, "tool_calls", i)
         call = _object(item, call_path, "a tool call")
         kind = call.get("type", "function")
@@ -233,14 +266,14 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
         if "function" not in call:
             raise _fail(call_path, "the tool call has no 'function'")
         function = _object(call["function"], function_path, "'function'")
-        name = _str(function.get("name", _MISSING), (*function_path, "name"), "'name'")
-        raw = function.get("arguments", _MISSING)
-        arguments, error = _arguments_string(raw)
+        name = _str(function.get("name", MISSING), (*function_path, "name"), "'name'")
+        raw = function.get("arguments", MISSING)
+        arguments, error = arguments_string(raw)
         reading.calls.append(
-            _Found(
+            Found(
                 id=_optional_str(call, "id", call_path),
                 name=name,
-                raw_arguments=None if raw is _MISSING else raw,
+                raw_arguments=None if raw is MISSING else raw,
                 arguments=arguments,
                 json_error=error,
                 depends_on=_depends_on(call, call_path),
@@ -253,24 +286,28 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
 
 def _responses(output: Any, reading: _Reading) -> None:
     for i, item in enumerate(_list(output, ("output",), "'output'")):
+        found = responses_call(item, len(reading.calls))
+        if found is not None:
+            reading.calls.append(found)
+            continue
         path: _Path = ("output", i)
         kind = _kind(item, path, "an output item")
         if kind == "function_call":
-            name = _str(item.get("name", _MISSING), (*path, "name"), "'name'")
-            raw = item.get("arguments", _MISSING)
-            arguments, error = _arguments_string(raw)
+            name = _str(item.get("name", MISSING), (*path, "name"), "'name'")
+            raw = item.get("arguments", MISSING)
+            arguments, error = arguments_string(raw)
             reading.calls.append(
-                _Found(
+                Found(
                     id=_optional_str(item, "call_id", path),
                     name=name,
-                    raw_arguments=None if raw is _MISSING else raw,
+                    raw_arguments=None if raw is MISSING else raw,
                     arguments=arguments,
                     json_error=error,
                     depends_on=_depends_on(item, path),
                 )
             )
         elif kind == "message":
-            content = _list(item.get("content", _MISSING), (*path, "content"), "'content'")
+            content = _list(item.get("content", MISSING), (*path, "content"), "'content'")
             for j, part in enumerate(content):
                 part_path = (*path, "content", j)
                 part_kind = _kind(part, part_path, "a content part")
@@ -281,7 +318,7 @@ def _responses(output: Any, reading: _Reading) -> None:
                         f"unsupported content part type {json.dumps(part_kind)} (expected "
                         "'output_text' or 'refusal')",
                     )
-                reading.texts.append(_str(part.get(key, _MISSING), (*part_path, key), f"'{key}'"))
+                reading.texts.append(_str(part.get(key, MISSING), (*part_path, key), f"'{key}'"))
         elif kind != "reasoning":
             raise _fail(
                 (*path, "type"),
@@ -296,24 +333,28 @@ def _responses(output: Any, reading: _Reading) -> None:
 def _anthropic(message: dict[str, Any], reading: _Reading) -> None:
     _role(message, ())
     for i, block in enumerate(message["content"]):
+        found = anthropic_call(block, len(reading.calls))
+        if found is not None:
+            reading.calls.append(found)
+            continue
         path: _Path = ("content", i)
         kind = _kind(block, path, "a content block")
         if kind == "tool_use":
-            name = _str(block.get("name", _MISSING), (*path, "name"), "'name'")
-            raw = block.get("input", _MISSING)
-            arguments, error = _arguments_object(raw, "'input'")
+            name = _str(block.get("name", MISSING), (*path, "name"), "'name'")
+            raw = block.get("input", MISSING)
+            arguments, error = arguments_object(raw, "'input'")
             reading.calls.append(
-                _Found(
+                Found(
                     id=_optional_str(block, "id", path),
                     name=name,
-                    raw_arguments=None if raw is _MISSING else raw,
+                    raw_arguments=None if raw is MISSING else raw,
                     arguments=arguments,
                     json_error=error,
                     depends_on=_depends_on(block, path),
                 )
             )
         elif kind == "text":
-            reading.texts.append(_str(block.get("text", _MISSING), (*path, "text"), "'text'"))
+            reading.texts.append(_str(block.get("text", MISSING), (*path, "text"), "'text'"))
         elif kind not in ("thinking", "redacted_thinking"):
             raise _fail(
                 (*path, "type"),
@@ -338,6 +379,10 @@ def _gemini(candidates_value: Any, reading: _Reading) -> None:
     content = _object(candidate["content"], content_path, "'content'")
     parts = _list(content.get("parts", []), (*content_path, "parts"), "'parts'")
     for i, part_value in enumerate(parts):
+        found = gemini_call(part_value, len(reading.calls))
+        if found is not None:
+            reading.calls.append(found)
+            continue
         path = (*content_path, "parts", i)
         part = _object(part_value, path, "a part")
         keys = [k for k in ("functionCall", "function_call") if k in part]
@@ -359,21 +404,21 @@ def _gemini(candidates_value: Any, reading: _Reading) -> None:
 def _gemini_call(part: dict[str, Any], key: str, part_path: _Path, reading: _Reading) -> None:
     path = (*part_path, key)
     call = _object(part[key], path, f"'{key}'")
-    name = _str(call.get("name", _MISSING), (*path, "name"), "'name'")
-    raw = call.get("args", _MISSING)
-    if raw is _MISSING:  # Gemini leaves out 'args' when a call has none
+    name = _str(call.get("name", MISSING), (*path, "name"), "'name'")
+    raw = call.get("args", MISSING)
+    if raw is MISSING:  # Gemini leaves out 'args' when a call has none
         arguments: dict[str, Any] | None = {}
         error = None
     else:
-        arguments, error = _arguments_object(raw, "'args'")
+        arguments, error = arguments_object(raw, "'args'")
     if "depends_on" in call and "depends_on" in part:
         raise _fail(part_path, "'depends_on' is given on both the part and its call")
     depends_on = _depends_on(call, path) if "depends_on" in call else _depends_on(part, part_path)
     reading.calls.append(
-        _Found(
+        Found(
             id=_optional_str(call, "id", path),
             name=name,
-            raw_arguments=None if raw is _MISSING else raw,
+            raw_arguments=None if raw is MISSING else raw,
             arguments=arguments,
             json_error=error,
             depends_on=depends_on,
@@ -382,30 +427,6 @@ def _gemini_call(part: dict[str, Any], key: str, part_path: _Path, reading: _Rea
 
 
 # -- shared pieces -----------------------------------------------------------------------
-
-
-def _arguments_string(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """OpenAI ``arguments``: a string holding a strict-JSON object."""
-    if raw is _MISSING:
-        return None, "the call has no 'arguments'"
-    if not isinstance(raw, str):
-        return None, f"'arguments' must be a string of JSON (got {describe(raw)})"
-    try:
-        value = loads_strict(raw)
-    except StrictJsonError as error:
-        return None, f"'arguments' is not valid JSON: {error}"
-    if not isinstance(value, dict):
-        return None, f"'arguments' must hold a JSON object (got {describe(value)})"
-    return value, None
-
-
-def _arguments_object(raw: Any, what: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Anthropic ``input`` / Gemini ``args``: already a parsed object."""
-    if raw is _MISSING:
-        return None, f"the call has no {what}"
-    if not isinstance(raw, dict):
-        return None, f"{what} must be a JSON object (got {describe(raw)})"
-    return raw, None
 
 
 def _depends_on(call: dict[str, Any], path: _Path) -> tuple[str, ...]:
@@ -431,7 +452,7 @@ def _role(message: dict[str, Any], path: _Path) -> None:
 
 def _kind(value: Any, path: _Path, what: str) -> str:
     item = _object(value, path, what)
-    return _str(item.get("type", _MISSING), (*path, "type"), "'type'")
+    return _str(item.get("type", MISSING), (*path, "type"), "'type'")
 
 
 def _object(value: Any, path: _Path, what: str) -> dict[str, Any]:
@@ -441,7 +462,7 @@ def _object(value: Any, path: _Path, what: str) -> dict[str, Any]:
 
 
 def _list(value: Any, path: _Path, what: str) -> list[Any]:
-    if value is _MISSING:
+    if value is MISSING:
         raise _fail(path, f"{what} is missing")
     if not isinstance(value, list):
         raise _fail(path, f"{what} must be a list (got {describe(value)})")
@@ -449,7 +470,7 @@ def _list(value: Any, path: _Path, what: str) -> list[Any]:
 
 
 def _str(value: Any, path: _Path, what: str) -> str:
-    if value is _MISSING:
+    if value is MISSING:
         raise _fail(path, f"{what} is missing")
     if not isinstance(value, str):
         raise _fail(path, f"{what} must be a string (got {describe(value)})")

@@ -4,9 +4,10 @@ Validators are Draft 2020-12 with a format checker, compiled once per contract
 (``compile_contract`` caches on the contract object itself) and never per call. When
 jsonschema-rs is installed, a call it accepts is valid without asking jsonschema
 (``txcheck.models.fast_schema`` says when that is safe); every other call is checked by
-jsonschema, which alone reports violations. Types are
-never coerced: ``"1"`` is not ``1`` and ``true`` is not ``1`` (jsonschema's own type checker
-already keeps booleans out of ``integer`` and ``number``).
+jsonschema, which alone reports violations (mapped onto codes by
+``txcheck.models.schema_errors``). Types are never coerced: ``"1"`` is not ``1`` and
+``true`` is not ``1`` (jsonschema's own type checker already keeps booleans out of
+``integer`` and ``number``).
 
 A tool with ``strict: true`` is checked against a *closed* copy of its schema, derived at
 compile time: every object-shaped subschema that says nothing about extra properties gets
@@ -19,22 +20,24 @@ under ``not``.
 
 from __future__ import annotations
 
-import ast
-import json
-import re
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.exceptions import SchemaError
 
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.errors import ContractError
 from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
-from txcheck.models.json_path import PathPart, describe, format_path
+from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.proposal import Call
+from txcheck.models.schema_errors import describe_value, map_errors, schema_violation
+from txcheck.models.tool_schema import check_schema
+
+if TYPE_CHECKING:
+    from txcheck.models.plan_quick import CallLike
 from txcheck.models.verdict import Violation
 
 __all__ = [
@@ -48,24 +51,6 @@ __all__ = [
 MAX_ARGUMENT_DEPTH = 256
 """Arguments nested deeper than this get one violation instead of a schema check."""
 
-_OUT_OF_RANGE = frozenset(
-    {
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "minItems",
-        "maxItems",
-        "multipleOf",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-    }
-)
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("if", "then", "else")
 _IN_PLACE_MAPS = ("dependentSchemas", "$defs", "definitions")
@@ -82,7 +67,6 @@ _CHILD_ONE = (
 # flag integers from about 4275 digits (14201 bits) so that none of those slips through.
 _HUGE_DIGITS = 4275
 _HUGE_BITS = int(_HUGE_DIGITS / 0.30103)
-_UNEXPECTED = re.compile(r"\((.*) (?:was|were) (?:unexpected|unevaluated and invalid)\)\Z", re.S)
 
 
 # -- closing a strict schema ------------------------------------------------------------
@@ -144,45 +128,108 @@ def _shapes_object(schema: Any) -> bool:
 # -- compiling ------------------------------------------------------------------------
 
 
+_UNSET: Any = object()
+
+
+class _FastValidators(Mapping[str, "FastCheck | None"]):
+    """The jsonschema-rs check of each tool (``None`` where there is none), compiled when
+    first asked for."""
+
+    def __init__(self, validators: Mapping[str, Any]) -> None:
+        self._validators = validators
+        self._built: dict[str, FastCheck | None] = {}
+
+    def __getitem__(self, name: str) -> FastCheck | None:
+        if name not in self._built:
+            self._built[name] = fast_validator(self._validators[name].schema)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._validators)
+
+    def __len__(self) -> int:
+        return len(self._validators)
+
+
 @attrs.frozen(kw_only=True)
 class CompiledContract:
-    """One validator per tool, built once; ``check`` maps each call's errors to violations."""
+    """One validator per tool, built once; ``check`` maps each call's errors to violations.
+
+    ``fast`` holds each tool's jsonschema-rs check (compiled when first asked for). A tool's
+    first call is checked by jsonschema alone: compiling a fast check, and importing
+    jsonschema-rs at all, costs more than that one call, so validating one small proposal
+    never pays for it; from a tool's second call on, the fast check is used.
+    """
 
     validators: Mapping[str, Any]  # tool name -> jsonschema validator
     fast: Mapping[str, FastCheck | None] = attrs.field(factory=dict)  # name -> rs is_valid
+    _ready: dict[str, FastCheck | None] = attrs.field(init=False, factory=dict, eq=False)
+    _asked: set[str] = attrs.field(init=False, factory=set, eq=False)
 
     @classmethod
     def build(cls, contract: Contract) -> CompiledContract:
         validators = {n: _validator(contract, t) for n, t in contract.tools.items()}
-        return cls(
-            validators=validators,
-            fast={n: fast_validator(v.schema) for n, v in validators.items()},
+        return cls(validators=validators, fast=_FastValidators(validators))
+
+    def _fast_for(self, name: str) -> FastCheck | None:
+        """The fast check for a call to ``name``: none for the tool's first call."""
+        fast = self._ready.get(name, _UNSET)
+        if fast is not _UNSET:
+            return fast  # type: ignore[no-any-return]
+        if name not in self._asked:  # the tool's first call: jsonschema alone
+            self._asked.add(name)
+            return None
+        fast = self._ready[name] = self.fast.get(name)
+        return fast
+
+    def accepts(self, call: CallLike) -> bool:
+        """True when jsonschema-rs alone shows ``call`` has no schema violation (a known
+        tool, parsed arguments of plain JSON values); ``False`` means only "not shown"."""
+        fast = self._fast_for(call.name)
+        arguments = call.arguments
+        return (
+            fast is not None
+            and type(arguments) is dict
+            and _plain(arguments, 1)
+            and _accepts(fast, call)
         )
 
     def check(self, call: Call) -> list[Violation]:
         """Violations of ``call``'s parsed arguments; an unknown tool or unparsed call has
         none here (those fail at other levels)."""
+        arguments = call.arguments
         validator = self.validators.get(call.name)
-        if validator is None or call.arguments is None:
+        if validator is None or arguments is None:
             return []
-        depth, huge, exact = _scan(call.arguments)
-        fast = self.fast.get(call.name)
-        if fast is not None and exact and depth <= MAX_ARGUMENT_DEPTH and _accepts(fast, call):
-            return []
-        if depth > MAX_ARGUMENT_DEPTH:
-            text = f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
-            return [_violation("schema_violation", call, [], text)]
-        if huge is not None:
-            text = f"expected a number of at most {_HUGE_DIGITS} digits, got {_describe(huge[1])}"
-            return [_violation("out_of_range", call, huge[0], text)]
+        fast = self._fast_for(call.name)
+        if fast is not None and type(arguments) is dict and _plain(arguments, 1):
+            # within the depth limit, no huge integer, every number exact: as _scan says
+            try:
+                if fast(arguments):
+                    return []
+            except Exception:  # jsonschema-rs cannot take the value: ask jsonschema
+                pass
+        else:
+            depth, huge, exact = _scan(call.arguments)
+            if fast is not None and exact and depth <= MAX_ARGUMENT_DEPTH and _accepts(fast, call):
+                return []
+            if depth > MAX_ARGUMENT_DEPTH:
+                text = (
+                    f"arguments nest {depth} levels deep; at most {MAX_ARGUMENT_DEPTH} are checked"
+                )
+                return [schema_violation("schema_violation", call, [], text)]
+            if huge is not None:
+                got = describe_value(huge[1])
+                text = f"expected a number of at most {_HUGE_DIGITS} digits, got {got}"
+                return [schema_violation("out_of_range", call, huge[0], text)]
         try:
-            return list(_map_errors(validator.iter_errors(call.arguments), call))
+            return list(map_errors(validator.iter_errors(call.arguments), call))
         except RecursionError:
             text = "arguments nest too deeply for this schema to be checked"
-            return [_violation("schema_violation", call, [], text)]
+            return [schema_violation("schema_violation", call, [], text)]
 
 
-def _accepts(fast: FastCheck, call: Call) -> bool:
+def _accepts(fast: FastCheck, call: CallLike) -> bool:
     """jsonschema-rs's verdict; ``False`` (ask jsonschema) when it cannot take the value."""
     try:
         return fast(call.arguments)
@@ -193,7 +240,7 @@ def _accepts(fast: FastCheck, call: Call) -> bool:
 def _validator(contract: Contract, tool: Tool) -> Any:
     schema: Any = tool.parameters
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
         if tool.strict:
             schema = closed_schema(schema)
     except SchemaError as error:
@@ -228,6 +275,32 @@ def compile_contract(contract: Contract) -> CompiledContract:
 
     _CACHE[key] = (weakref.ref(contract, forget), compiled)
     return compiled
+
+
+_SAFE = SAFE_INTEGER
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """True when ``value`` (a dict or list at nesting ``depth``) holds only JSON types,
+    nests at most ``MAX_ARGUMENT_DEPTH`` deep and every number is exact as a double: then
+    ``_scan`` would find the depth allowed, no huge integer, and every number exact. A
+    quick recursive pass for the common case; ``False`` sends the value to ``_scan``."""
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -_SAFE <= item <= _SAFE:
+                return False
+        elif kind is float:
+            if item - item != 0:  # inf or nan
+                return False
+        elif kind is dict or kind is list:
+            if depth >= MAX_ARGUMENT_DEPTH or not _plain(item, depth + 1):
+                return False
+        else:
+            return False
+    return True
 
 
 def nesting_depth(value: Any) -> int:
@@ -267,166 +340,3 @@ def _scan(value: Any) -> tuple[int, tuple[tuple[PathPart, ...], int] | None, boo
         deepest = max(deepest, depth + 1)
         stack.extend((child, depth + 1, (key, link)) for key, child in children)
     return deepest, huge, exact
-
-
-# -- mapping jsonschema errors onto codes ------------------------------------------------
-
-
-def _violation(code: str, call: Call, path: Sequence[PathPart], text: str) -> Violation:
-    return Violation(
-        code=code, level="schema", call=call.id, message=f"{format_path(path)}: {text}"
-    )
-
-
-def _map_errors(errors: Iterator[ValidationError], call: Call) -> Iterator[Violation]:
-    seen: set[tuple[str, str]] = set()  # (path, name) already reported for required/unknown
-    for top in errors:
-        error = best_match([top]) if top.context else top
-        path = list(error.absolute_path)
-        keyword = error.validator
-        if keyword == "required":
-            for name in error.validator_value:
-                if isinstance(error.instance, Mapping) and name not in error.instance:
-                    here = [*path, name]
-                    if (format_path(here), "required") not in seen:
-                        seen.add((format_path(here), "required"))
-                        what = "argument" if not path else "property"
-                        yield _violation(
-                            "missing_required", call, here, f"required {what} is missing"
-                        )
-        elif keyword == "type":
-            yield _violation(
-                "type_mismatch",
-                call,
-                path,
-                f"expected {_types(error.validator_value)}, got {_describe(error.instance)}",
-            )
-        elif keyword in ("additionalProperties", "unevaluatedProperties"):
-            yield from _unknown(error, call, path, seen)
-        elif keyword == "enum":
-            options = ", ".join(_literal(v) for v in error.validator_value)
-            yield _violation(
-                "enum_violation",
-                call,
-                path,
-                f"expected one of {options}, got {_describe(error.instance)}",
-            )
-        elif keyword == "const":
-            yield _violation(
-                "enum_violation",
-                call,
-                path,
-                f"expected {_literal(error.validator_value)}, got {_describe(error.instance)}",
-            )
-        elif keyword in _OUT_OF_RANGE:
-            yield _violation("out_of_range", call, path, _range_text(error))
-        else:
-            yield _violation("schema_violation", call, path, _one_line(error.message))
-
-
-def _unknown(
-    error: ValidationError, call: Call, path: list[PathPart], seen: set[tuple[str, str]]
-) -> Iterator[Violation]:
-    names = _unknown_names(error)
-    if names is None:
-        yield _violation("unknown_argument", call, path, _one_line(error.message))
-        return
-    schema = error.schema if isinstance(error.schema, Mapping) else {}
-    known = sorted(str(k) for k in schema.get("properties", {}))
-    allowed = f" (expected only {', '.join(known)})" if known else " (expected none)"
-    what = "argument" if not path else "property"
-    for name in names:
-        here = [*path, name]
-        if (format_path(here), "unknown") in seen:
-            continue
-        seen.add((format_path(here), "unknown"))
-        yield _violation("unknown_argument", call, here, f"unknown {what}{allowed}")
-
-
-def _unknown_names(error: ValidationError) -> list[str] | None:
-    """The property names an additional/unevaluated-properties error is about."""
-    instance, schema = error.instance, error.schema
-    if not isinstance(instance, Mapping) or not isinstance(schema, Mapping):
-        return None
-    if error.validator == "additionalProperties":
-        # The same rule as jsonschema: not a declared property, matching no pattern.
-        properties = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        return [
-            k
-            for k in instance
-            if k not in properties and not any(re.search(p, k) for p in patterns)
-        ]
-    # unevaluatedProperties needs jsonschema's annotation bookkeeping, so read its own list.
-    match = _UNEXPECTED.search(error.message)
-    if match is None:
-        return None
-    try:
-        names = ast.literal_eval(f"[{match.group(1)}]")
-    except (ValueError, SyntaxError):
-        return None
-    return [n for n in names if isinstance(n, str)] or None
-
-
-def _types(expected: Any) -> str:
-    if isinstance(expected, list):
-        return " or ".join(str(t) for t in expected)
-    return str(expected)
-
-
-def _describe(value: Any) -> str:
-    """``describe`` that survives integers too long to print."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 10_000:
-        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
-    return describe(value)
-
-
-def _literal(value: Any) -> str:
-    """A schema's limit as written: ``5``, ``"^[a-z]+$"``."""
-    if isinstance(value, str):
-        text = json.dumps(value)
-        return text if len(text) <= 60 else f"{text[:57]}..."
-    return _describe(value).removeprefix("the number ")
-
-
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, (str, list, Mapping)) else 0
-
-
-_BOUNDS = {
-    "minimum": ">=",
-    "maximum": "<=",
-    "exclusiveMinimum": ">",
-    "exclusiveMaximum": "<",
-}
-_COUNTS = {
-    "minLength": ("at least", "characters"),
-    "maxLength": ("at most", "characters"),
-    "minItems": ("at least", "items"),
-    "maxItems": ("at most", "items"),
-    "minProperties": ("at least", "properties"),
-    "maxProperties": ("at most", "properties"),
-}
-
-
-def _range_text(error: ValidationError) -> str:
-    keyword, limit, got = error.validator, error.validator_value, error.instance
-    if keyword in _BOUNDS:
-        return f"expected a number {_BOUNDS[keyword]} {_literal(limit)}, got {_describe(got)}"
-    if keyword in _COUNTS:
-        bound, unit = _COUNTS[keyword]
-        return f"expected {bound} {limit} {unit}, got {_size(got)} ({_describe(got)})"
-    if keyword == "pattern":
-        return f"expected a string matching {_literal(limit)}, got {_describe(got)}"
-    if keyword == "format":
-        return f"expected a valid '{limit}', got {_describe(got)}"
-    if keyword == "multipleOf":
-        return f"expected a multiple of {_literal(limit)}, got {_describe(got)}"
-    if keyword == "uniqueItems":
-        return f"expected unique items, got {_describe(got)} with repeats"
-    return _one_line(error.message)
-
-
-def _one_line(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else f"{text[:197]}..."

@@ -18,9 +18,10 @@ import json
 import math
 import os
 import re
+import sys
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -117,6 +118,14 @@ def _decoder(object_pairs_hook: Any = _pairs) -> json.JSONDecoder:
 
 
 _DECODER = _decoder()
+_SCAN: Any = cast(Any, _DECODER).scan_once  # the C scanner, where available
+# A text no longer than MAX_INT_DIGITS (and than the interpreter's own limit) cannot hold an
+# integer too long for ``_int``, so the scanner may read its integers itself.
+_SCAN_INTS: Any = cast(
+    Any,
+    json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant),
+).scan_once
+_WHITESPACE = " \t\n\r"  # JSON's whitespace, as the decoder skips it
 _BRACKETS_ONLY = re.compile(STRING_PATTERN + r'|[^\[\]{}"]+', re.S)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1, '"': 0}
 _NESTING = re.compile(STRING_PATTERN + r"|([\[\]{}])", re.S)
@@ -155,9 +164,10 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         text = data[1:] if data.startswith("\ufeff") else data
     else:
         text = decode_utf8(data)
-    _check_depth(text, max_depth)
+    if len(text) > max_depth:  # a shorter text cannot nest deeper
+        _check_depth(text, max_depth)
     try:
-        value = _DECODER.decode(text)
+        value = _decode(text)
     except json.JSONDecodeError as error:
         problem = _FRIENDLY.get(error.msg, error.msg)
         if not text.strip():
@@ -169,9 +179,33 @@ def loads_strict(data: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise _locate(text, rejected) from None
     except RecursionError:
         raise StrictJsonError(f"nesting too deep (more than {max_depth} levels)") from None
-    if _SURROGATE_HINT.search(text):
+    if "\\" in text and _SURROGATE_HINT.search(text):  # no backslash: no escape at all
         _check_surrogates(text)
     return value
+
+
+_INTERPRETER_LIMIT = getattr(sys, "get_int_max_str_digits", None)  # Python 3.10.7+
+
+
+def _decode(text: str) -> Any:
+    """``_DECODER.decode(text)``, with the value scanned directly and the surrounding
+    whitespace skipped by ``str`` methods instead of ``decode``'s regular expressions; any
+    failure goes through ``decode`` itself, which gives the error to report."""
+    start = 0
+    if text[:1] in _WHITESPACE:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+    scan = _SCAN
+    if len(text) <= MAX_INT_DIGITS:  # and within the interpreter's own limit (0: none)
+        limit = _INTERPRETER_LIMIT() if _INTERPRETER_LIMIT is not None else 0
+        if not limit or len(text) <= limit:
+            scan = _SCAN_INTS
+    try:
+        value, end = scan(text, start)
+    except Exception:  # decode, below, raises the error to report
+        return _DECODER.decode(text)
+    if end == len(text) or not text[end:].strip(_WHITESPACE):
+        return value
+    return _DECODER.decode(text)
 
 
 def _error_at(text: str, offset: int | None, problem: str) -> StrictJsonError:
@@ -187,7 +221,7 @@ def _check_depth(text: str, max_depth: int) -> None:
     Counting brackets is C-speed (``str.count``, one regex pass, ``accumulate``); the slower
     walk that finds the offending bracket runs only when the limit is exceeded.
     """
-    if text.count("[") + text.count("{") <= max_depth:
+    if len(text) <= max_depth or text.count("[") + text.count("{") <= max_depth:
         return
     skeleton = _BRACKETS_ONLY.sub("", text)
     if max(accumulate(map(_STEP.__getitem__, skeleton)), default=0) <= max_depth:

@@ -9,6 +9,7 @@ can report it at the right place in its own file.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -16,16 +17,56 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from txcheck.models.json_path import PathPart
 
-__all__ = ["clip", "literal_problem", "schema_problem"]
+__all__ = ["check_schema", "clip", "literal_problem", "schema_problem"]
 
 # Keywords whose values are data, not subschemas: a "$ref" key inside them is not a reference.
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 
 
+def check_schema(schema: Any) -> None:
+    """``Draft202012Validator.check_schema(schema)``: ``SchemaError`` when ``schema`` is not
+    valid JSON Schema. A schema that passed is remembered (by its canonical JSON), since
+    one is checked when its contract is read and again when the contract is compiled."""
+    key = _key(schema)
+    if key is not None and key in _PASSED:
+        return
+    Draft202012Validator.check_schema(schema)
+    if key is not None:
+        if len(_PASSED) >= _PASSED_LIMIT:
+            _PASSED.clear()
+        _PASSED.add(key)
+
+
+_PASSED: set[str] = set()
+_PASSED_LIMIT = 4096
+_NATIVE = (str, int, float, bool, type(None))
+
+
+def _key(schema: Any) -> str | None:
+    """The canonical JSON of ``schema``, or ``None`` when it holds anything but plain JSON
+    types (a tuple or a subclass would read as JSON yet be judged differently)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if not all(type(k) is str for k in node):
+                return None
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind not in _NATIVE:
+            return None
+    try:
+        return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (ValueError, RecursionError):
+        return None
+
+
 def schema_problem(schema: dict[str, Any]) -> tuple[tuple[PathPart, ...], str] | None:
     """``(path inside the schema, problem)`` if ``schema`` is unusable, else ``None``."""
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as error:
         problem = f"is not a valid JSON Schema (draft 2020-12): {clip(error.message)}"
         return tuple(error.absolute_path), problem

@@ -25,26 +25,98 @@ contract.
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from txcheck.models.business import NO_WORLD, BusinessCheck
 from txcheck.models.contract import Contract, Tool
+from txcheck.models.contract_index import contract_index
 from txcheck.models.json_path import describe
-from txcheck.models.plan_graph import build_plan_graph, normalised, show_id
+from txcheck.models.plan_graph import (
+    build_plan_graph,
+    normalised,
+    plan_graph_violations,
+    show_id,
+)
+from txcheck.models.plan_quick import CallLike, quick_checks
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.schema_check import compile_contract
 from txcheck.models.verdict import LEVELS, Level, Verdict, Violation
 
-__all__ = ["validate"]
+__all__ = ["proven_valid", "validate"]
 
 _RANK: dict[str, int] = {level: i for i, level in enumerate(LEVELS)}
 
 
-def validate(contract: Contract, plan: Plan, *, business: BusinessCheck | None = None) -> Verdict:
-    """The verdict on ``plan`` under ``contract``: all violations at every level that ran."""
+def validate(
+    contract: Contract,
+    plan: Plan,
+    *,
+    business: BusinessCheck | None = None,
+    summary: bool = True,
+) -> Verdict:
+    """The verdict on ``plan`` under ``contract``: all violations at every level that ran.
+
+    ``summary=False`` is for callers that need only the violations (the scorer): ``plan``
+    is left empty, and the plan graph is built only when a linear pass cannot show that
+    it has nothing to report. The violations are the same either way.
+    """
+    quick = quick_checks(contract_index(contract), plan.calls)
+    if summary:
+        graph = build_plan_graph(contract, plan.calls)
+        graph_found, plan_summary = graph.violations, graph.summary()
+    else:
+        graph_found = (
+            ()
+            if quick.graph_clean
+            else plan_graph_violations(contract, plan.calls, in_order=quick.in_order)
+        )
+        plan_summary = {}
+    checked, skipped = _levels(business)
+    return Verdict(
+        violations=_violations(contract, plan, business, graph_found, keys_clean=quick.keys_clean),
+        levels_checked=checked,
+        levels_skipped=skipped,
+        plan=plan_summary,
+    )
+
+
+def proven_valid(contract: Contract, calls: Sequence[CallLike]) -> bool:
+    """True when one linear pass shows that validating a plan of ``calls`` (parsed, no
+    business check) finds no violation: unique ids, known tools, arguments jsonschema-rs
+    accepts, no key problem, nothing for the plan graph to report. ``False`` means only
+    "not shown"."""
+    compiled = compile_contract(contract)
+    ids: set[str] = set()
+    for call in calls:
+        if call.id in ids or call.name not in contract.tools or not compiled.accepts(call):
+            return False
+        ids.add(call.id)
+    quick = quick_checks(contract_index(contract), calls)
+    return quick.keys_clean and quick.graph_clean
+
+
+def _levels(business: BusinessCheck | None) -> tuple[tuple[Level, ...], dict[str, str]]:
+    """The levels validation checks and the ones it skips (with why), given ``business``."""
+    if business is None:
+        return _WITHOUT_BUSINESS, {"business": NO_WORLD}
+    return LEVELS, {}
+
+
+_WITHOUT_BUSINESS: tuple[Level, ...] = tuple(level for level in LEVELS if level != "business")
+
+
+def _violations(
+    contract: Contract,
+    plan: Plan,
+    business: BusinessCheck | None,
+    graph: tuple[tuple[int, Violation], ...],
+    *,
+    keys_clean: bool,
+) -> tuple[Violation, ...]:
+    """Every violation, by level then position (``graph``: the plan graph's violations;
+    ``keys_clean``: the key rules are known to find nothing)."""
     compiled = compile_contract(contract)
     found: list[tuple[int, int, Violation]] = []
 
@@ -53,13 +125,14 @@ def validate(contract: Contract, plan: Plan, *, business: BusinessCheck | None =
 
     first_at: dict[str, int] = {}
     well_formed: set[int] = set()
+    tools = contract.tools
     for position, call in enumerate(plan.calls):
         if call.id in first_at:
             text = _duplicate_text(call, position, first_at[call.id])
             add(position, _plan("duplicate_call_id", call, text))
         else:
             first_at[call.id] = position
-        tool = contract.tool(call.name)
+        tool = tools.get(call.name)
         if call.arguments is None:
             text = " ".join((call.json_error or "the call has no arguments object").split())
             add(position, Violation(code="invalid_json", level="json", call=call.id, message=text))
@@ -69,32 +142,22 @@ def validate(contract: Contract, plan: Plan, *, business: BusinessCheck | None =
             problems = compiled.check(call)
             for problem in problems:
                 add(position, problem)
-            if not problems:
-                well_formed.add(position)
-    for position, violation in _key_violations(contract, plan):
+            if not problems and business is not None:
+                well_formed.add(position)  # only the business level reads it
+    if not keys_clean:
+        for position, violation in _key_violations(contract, plan):
+            add(position, violation)
+    for position, violation in graph:
         add(position, violation)
-
-    graph = build_plan_graph(contract, plan.calls)
-    for position, violation in graph.violations:
-        add(position, violation)
-
-    checked: list[Level] = ["json", "schema", "plan"]
-    skipped: dict[str, str] = {}
-    if business is None:
-        skipped["business"] = NO_WORLD
-    else:
-        checked.append("business")
-        ready = [plan.calls[first_at[i]] for i in graph.order if first_at[i] in well_formed]
+    if business is not None:
+        # The plan graph's order is the list order of the calls with unique ids.
+        ready = [plan.calls[p] for p in first_at.values() if p in well_formed]
         for violation in business.check(contract, ready):
             add(_position(violation, first_at, len(plan.calls)), violation)
-
+    if not found:
+        return ()
     found.sort(key=lambda f: (f[0], f[1]))
-    return Verdict(
-        violations=tuple(v for _, _, v in found),
-        levels_checked=tuple(level for level in LEVELS if level in checked),
-        levels_skipped=skipped,
-        plan=graph.summary(),
-    )
+    return tuple(v for _, _, v in found)
 
 
 def _plan(code: str, call: Call, message: str) -> Violation:
@@ -114,6 +177,8 @@ def _duplicate_text(call: Call, position: int, first: int) -> str:
 
 def _unknown_text(call: Call, contract: Contract) -> str:
     names = sorted(contract.tools)
+    import difflib  # noqa: PLC0415  (only an unknown tool needs it: one-off runs start lighter)
+
     close = difflib.get_close_matches(call.name, names, n=1)
     if close:
         hint = f"did you mean '{close[0]}'?"
@@ -136,13 +201,19 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
     owners: dict[Hashable, Call] = {}
     owner_intents: dict[Hashable, Hashable] = {}  # normalised only once a key repeats
     keyed_intents: dict[Hashable, tuple[Call, Hashable]] = {}
+    keyed: list[tuple[int, Call, Tool, Any]] = []
     for position, call in enumerate(plan.calls):
         tool = contract.tool(call.name)
         if tool is None or call.arguments is None or not tool.has_side_effect:
             continue
         if tool.idempotency_key is None:
             continue
-        value = call.arguments.get(tool.idempotency_key)
+        keyed.append((position, call, tool, call.arguments.get(tool.idempotency_key)))
+    # An intent starts with the tool's name, so only a tool keyed twice can repeat one:
+    # the others need no normalised intent.
+    repeated = _repeated(call.name for _, call, _, value in keyed if value is not None)
+    for position, call, tool, value in keyed:
+        assert call.arguments is not None and tool.idempotency_key is not None
         if value is None:
             text = (
                 f"{call.name} is {'an' if tool.effect == 'irreversible' else 'a'} "
@@ -152,14 +223,15 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
             out.append((position, _plan("missing_idempotency_key", call, text)))
             continue
         key = normalised(value)
-        intent = (call.name, normalised(tool.intent_arguments(call.arguments)))
-        first, first_key = keyed_intents.setdefault(intent, (call, key))
-        if first_key != key:
-            text = (
-                f"{call.name} repeats {show_id(first.id)}'s operation under another "
-                f"idempotency key; the same side effect would run twice"
-            )
-            out.append((position, _plan("duplicate_side_effect", call, text)))
+        if call.name in repeated:
+            intent = (call.name, normalised(tool.intent_arguments(call.arguments)))
+            first, first_key = keyed_intents.setdefault(intent, (call, key))
+            if first_key != key:
+                text = (
+                    f"{call.name} repeats {show_id(first.id)}'s operation under another "
+                    f"idempotency key; the same side effect would run twice"
+                )
+                out.append((position, _plan("duplicate_side_effect", call, text)))
         owner = owners.setdefault(key, call)
         if owner is call:
             continue
@@ -169,6 +241,15 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
             text = _intent_text(tool, call, owner, value)
             out.append((position, _plan("duplicate_key_different_intent", call, text)))
     return out
+
+
+def _repeated(names: Iterable[str]) -> set[str]:
+    """The names that occur more than once."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for name in names:
+        (twice if name in seen else seen).add(name)
+    return twice
 
 
 def _intent_text(tool: Tool, call: Call, first: Call, value: Any) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -26,7 +27,13 @@ import attrs
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.strict_json import StrictJsonError, loads_strict
-from txcheck.scoring.patterns import NORMALIZATIONS, has_markers, parse_expected, representative
+from txcheck.scoring.patterns import (
+    NORMALIZATIONS,
+    has_markers,
+    is_plain,
+    parse_expected,
+    representative,
+)
 from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = [
@@ -43,6 +50,11 @@ __all__ = [
 _CASE_KEYS = ("id", "proposal", "expect", "world", "tools", "meta")
 _EXPECT_KEYS = ("calls", "ordered", "forbidden", "normalize")
 _CALL_KEYS = ("name", "arguments")
+_KEY_SETS: dict[tuple[str, ...], frozenset[str]] = {
+    keys: frozenset(keys) for keys in (_CASE_KEYS, _EXPECT_KEYS, _CALL_KEYS)
+}
+_EXPECT_KEY_SET = _KEY_SETS[_EXPECT_KEYS]
+_CASE_KEY_SET = _KEY_SETS[_CASE_KEYS]
 
 
 @attrs.frozen(kw_only=True)
@@ -162,6 +174,8 @@ def _short(value: Any) -> str:
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    if obj.keys() <= _KEY_SETS[allowed]:
+        return
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
         raise ValueError(
@@ -169,7 +183,24 @@ def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) ->
         )
 
 
-def _expected_call(value: Any, where: str) -> ExpectedCall:
+def _expected_call(value: Any, index: int, markerless: bool) -> ExpectedCall:
+    """The ``index``-th expected call; ``markerless`` says the case holds no ``$any`` or
+    ``$optional`` key anywhere (and nests within the limit), so arguments need no look."""
+    if type(value) is dict:
+        name = value.get("name")
+        arguments = value.get("arguments", {})
+        if (
+            type(name) is str
+            and name
+            and type(arguments) is dict
+            and len(value) == ("name" in value) + ("arguments" in value)  # no other key
+            and (markerless or is_plain(arguments, -1))  # no marker (values at depth 0)
+        ):
+            return ExpectedCall(name=name, arguments=arguments, example=arguments)
+    return _checked_call(value, f"expect.calls[{index}]")
+
+
+def _checked_call(value: Any, where: str) -> ExpectedCall:
     if not isinstance(value, dict):
         raise ValueError(f"'{where}' must be an object {{name, arguments}} (got {_short(value)})")
     _check_keys(value, _CALL_KEYS, f"'{where}'")
@@ -186,6 +217,8 @@ def _expected_call(value: Any, where: str) -> ExpectedCall:
 
 
 def _normalize(value: Any) -> tuple[str, ...]:
+    if value == []:
+        return ()
     if not isinstance(value, list) or not all(v in NORMALIZATIONS for v in value):
         raise ValueError(
             f"'expect.normalize' must be a list of {', '.join(map(repr, NORMALIZATIONS))} "
@@ -194,10 +227,11 @@ def _normalize(value: Any) -> tuple[str, ...]:
     return tuple(sorted(set(value), key=NORMALIZATIONS.index))
 
 
-def _expectation(value: Any) -> Expectation:
+def _expectation(value: Any, markerless: bool = False) -> Expectation:
     if not isinstance(value, dict):
         raise ValueError(f"'expect' must be an object (got {_short(value)})")
-    _check_keys(value, _EXPECT_KEYS, "'expect'")
+    if not value.keys() <= _EXPECT_KEY_SET:
+        _check_keys(value, _EXPECT_KEYS, "'expect'")
     if "calls" not in value:
         raise ValueError("'expect' must have 'calls' (a list; [] when no call is right)")
     calls = value["calls"]
@@ -207,19 +241,22 @@ def _expectation(value: Any) -> Expectation:
     if not isinstance(ordered, bool):
         raise ValueError(f"'expect.ordered' must be true or false (got {_short(ordered)})")
     forbidden = value.get("forbidden", [])
-    if not isinstance(forbidden, list) or not all(isinstance(t, str) and t for t in forbidden):
+    if not isinstance(forbidden, list) or (
+        forbidden and not all(isinstance(t, str) and t for t in forbidden)
+    ):
         raise ValueError(
             f"'expect.forbidden' must be a list of tool names (got {_short(forbidden)})"
         )
-    expected = tuple(_expected_call(c, f"expect.calls[{i}]") for i, c in enumerate(calls))
-    both = sorted({c.name for c in expected} & set(forbidden))
-    if both:
-        raise ValueError(f"'{both[0]}' is both expected and forbidden")
+    expected = tuple([_expected_call(c, i, markerless) for i, c in enumerate(calls)])
+    if forbidden:
+        both = sorted({c.name for c in expected} & set(forbidden))
+        if both:
+            raise ValueError(f"'{both[0]}' is both expected and forbidden")
     return Expectation(
         calls=expected,
         ordered=ordered,
         forbidden=tuple(forbidden),
-        normalize=_normalize(value.get("normalize", [])),
+        normalize=_normalize(value["normalize"]) if "normalize" in value else (),
     )
 
 
@@ -247,11 +284,22 @@ def _parse_line(text: str) -> tuple[Any, list[str]]:
     return value, [f"{format_path(parts)}: {why}" for parts, why in problems]
 
 
+def _markerless(text: str) -> bool:
+    """Whether no JSON string in ``text`` can read ``$any`` or ``$optional``: no ``$``, and
+    no ``\\u`` escape (a regular expression finds one faster than ``in`` when the text
+    holds many other escapes, as OpenAI argument strings do)."""
+    return "$" not in text and ("\\" not in text or _UNICODE_ESCAPE.search(text) is None)
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u")
+
+
 def _case(text: str, line: int) -> Case:
     value, problems = _parse_line(text)
     if not isinstance(value, dict):
         raise ValueError(f"a case must be a JSON object (got {_short(value)})")
-    _check_keys(value, _CASE_KEYS, "the case")
+    if not value.keys() <= _CASE_KEY_SET:
+        _check_keys(value, _CASE_KEYS, "the case")
     case_id = value.get("id")
     if not isinstance(case_id, str) or not case_id:
         raise ValueError(f"'id' must be a non-empty string (got {_short(case_id)})")
@@ -274,7 +322,9 @@ def _case(text: str, line: int) -> Case:
         id=case_id,
         line=line,
         proposal=value["proposal"],
-        expect=_expectation(value["expect"]),
+        # Strictly parsed text nests within the limit; without a "$" or a \u escape in it,
+        # no key can be a marker.
+        expect=_expectation(value["expect"], not problems and _markerless(text)),
         world=world,
         tools=tools,
         meta=meta,

@@ -110,6 +110,8 @@ def scorer_violations(
     veto codes."""
     out: list[Violation] = []
     vetoes: set[str] = set()
+    if alignment.exact and not (expect.ordered and alignment.out_of_order):
+        return out, []  # every call paired, alike and in order: nothing to say
     by_proposed = {p.proposed: p for p in alignment.pairs}
     for j, call in enumerate(plan.calls):
         pair = by_proposed.get(j)
@@ -118,13 +120,14 @@ def scorer_violations(
             out.append(violation)
             vetoes.update([veto] if veto else [])
             continue
-        where = f"'{call.name}' against expect.calls[{pair.expected}]"
         if pair.diffs:
+            where = f"'{call.name}' against expect.calls[{pair.expected}]"
             text = f"{where}: " + "; ".join(d.describe() for d in pair.diffs)
             out.append(
                 Violation(code="wrong_arguments", level="scorer", call=call.id, message=text)
             )
         if expect.ordered and j in alignment.out_of_order:
+            where = f"'{call.name}' against expect.calls[{pair.expected}]"
             text = f"{where} is out of the expected order"
             out.append(Violation(code="wrong_order", level="scorer", call=call.id, message=text))
     for i in alignment.missing:

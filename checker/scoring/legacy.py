@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
-from txcheck.models.proposal import Plan
+from txcheck.models.proposal import Call, Plan
 
 __all__ = ["legacy_arguments", "legacy_score"]
 
@@ -37,6 +36,19 @@ def legacy_arguments(raw: Any) -> Mapping[str, Any] | None:
     return raw if isinstance(raw, Mapping) else None
 
 
+def _seen_arguments(call: Call) -> Mapping[str, Any] | None:
+    """``legacy_arguments`` of the call's raw arguments. Text that parsed strictly into
+    ``call.arguments`` reads the same leniently (strict JSON is a subset), unless it starts
+    with a byte-order mark, which only the strict reader skips: so the parsed value is
+    used instead of parsing the text again."""
+    raw = call.raw_arguments
+    if type(raw) is dict:  # an object as is, as legacy_arguments gives it
+        return raw
+    if isinstance(raw, str) and call.arguments is not None and not raw.startswith("\ufeff"):
+        return call.arguments
+    return legacy_arguments(raw)
+
+
 def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, Any]]]) -> float:
     """The audited score of ``plan`` against the expected ``(name, arguments)`` calls.
 
@@ -48,14 +60,21 @@ def legacy_score(plan: Plan | None, expected: Sequence[tuple[str, Mapping[str, A
         return 1.0 if not plan.calls and not expected else 0.0
     call = plan.calls[0]
     want_name, want_args = expected[0]
-    score = Fraction(1, 2) if call.name == want_name else Fraction(0)
-    got_args = legacy_arguments(call.raw_arguments)
-    if got_args is not None:
-        names = set(want_args) | set(got_args)
-        same = sum(
-            1
-            for n in names
-            if n in want_args and n in got_args and str(want_args[n]) == str(got_args[n])
-        )
-        score += Fraction(1, 2) * (Fraction(same, len(names)) if names else Fraction(1))
-    return float(score)
+    name = int(call.name == want_name)
+    got_args = _seen_arguments(call)
+    if got_args is None:
+        return name / 2
+    names = want_args.keys() | got_args.keys()
+    same = 0
+    for n in names:
+        if n in want_args and n in got_args:
+            want, got = want_args[n], got_args[n]
+            kind = type(want)
+            if kind is type(got) and (kind is str or kind is int):
+                same += want == got  # str() of two strings, or of two integers, as equal
+            elif str(want) == str(got):
+                same += 1
+    # 1/2 * name + 1/2 * same / len(names), as one exact ratio of integers (int / int is
+    # correctly rounded, as float() of the equal Fraction would be)
+    count = len(names) if names else 1
+    return (name * count + (same if names else 1)) / (2 * count)

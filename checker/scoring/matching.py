@@ -1,28 +1,40 @@
-"""Typed comparison of proposed calls with expected calls, and their optimal alignment.
+"""The optimal alignment of proposed calls with expected calls.
 
 The scorer needs two things from a case: whether the proposed calls equal the expected ones
 *exactly* (typed values, idempotency keys by presence and uniqueness), and, when they do not,
 which proposed call corresponds to which expected call so that a violation can say what went
 wrong. The second is an assignment problem: calls are paired only with calls of the same
 tool, and the pairing maximises the total argument similarity (an optimal matching from
-networkx, never a greedy one), breaking ties towards the listed order.
+networkx, never a greedy one), breaking ties towards the listed order. The common case,
+each proposed call fully alike the expected call at its position, needs no assignment:
+``align`` recognises it in one pass and pairs the calls in order, as the assignment would.
 
 Expected values may hold ``$any`` and ``$optional`` markers (``txcheck.scoring.patterns``), and
-a case may declare a string normalisation; both are passed down as ``norm``.
+a case may declare a string normalisation; both are passed down as ``norm``. How two calls'
+arguments compare lives in ``txcheck.scoring.argument_diff``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
-from txcheck.models.json_path import PathPart, describe, format_path
-from txcheck.scoring.patterns import AnyOf, Normalizer, OptionalMember, describe_expected, matches
+from txcheck.models.json_path import format_path
+from txcheck.scoring.argument_diff import (
+    ArgDiff,
+    DiffKind,
+    argument_similarity,
+    diff_arguments,
+    fully_similar,
+    typed_equal,
+)
+from txcheck.scoring.patterns import Normalizer
 from txcheck.scoring.patterns import to_json as pattern_json
 
 __all__ = [
@@ -33,159 +45,9 @@ __all__ = [
     "align",
     "argument_similarity",
     "diff_arguments",
+    "identical_alignment",
     "typed_equal",
 ]
-
-DiffKind = Literal["value", "missing", "extra", "unparsed", "key_reused", "key_split"]
-
-
-def typed_equal(a: Any, b: Any) -> bool:
-    """JSON equality with types: ``1 == 1.0``, but ``1 != "1"``, ``True != 1``, ``None`` only
-    equals ``None``; objects compare key by key and arrays element by element."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(typed_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(typed_equal(x, y) for x, y in zip(a, b, strict=True))
-    if a is None or b is None:
-        return a is None and b is None
-    return False
-
-
-@attrs.frozen(kw_only=True)
-class ArgDiff:
-    """One way a proposed call's arguments differ from the expected call's.
-
-    ``path`` names the argument (``$.amount``, ``$.items[0].quantity``); ``kind`` says how it
-    differs: a different value, missing, extra (not expected), the whole argument object did
-    not parse, or an idempotency key shared where distinct keys were expected
-    (``key_reused``) or split where one key was expected (``key_split``).
-    """
-
-    path: str
-    kind: DiffKind
-    expected: Any = None
-    got: Any = None
-
-    def describe(self) -> str:
-        """One clause for a ``wrong_arguments`` message, types spelled out."""
-        if self.kind == "value":
-            return (
-                f"{self.path} expected {describe_expected(self.expected)}, got {describe(self.got)}"
-            )
-        if self.kind == "missing":
-            return f"{self.path} expected {describe_expected(self.expected)}, got nothing"
-        if self.kind == "extra":
-            return f"{self.path} not expected, got {describe(self.got)}"
-        if self.kind == "unparsed":
-            return "the arguments did not parse, so no argument can match"
-        if self.kind == "key_reused":
-            return (
-                f"{self.path} idempotency key {describe(self.got)} is reused, but the expected "
-                "calls are distinct operations that need distinct keys"
-            )
-        return (
-            f"{self.path} idempotency key {describe(self.got)} differs from the key of a call "
-            "that the expectation treats as the same operation"
-        )
-
-
-def _show(value: Any) -> str:
-    """A typed canonical text for comparing key values (``1`` and ``"1"`` differ)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
-
-
-def _diff_values(
-    expected: Any, got: Any, parts: tuple[PathPart, ...], out: list[ArgDiff], norm: Normalizer
-) -> None:
-    if isinstance(expected, OptionalMember):
-        expected = expected.value
-    if (
-        isinstance(expected, AnyOf)
-        and len(expected.options) == 1
-        and not matches(expected, got, norm)
-    ):
-        expected = expected.options[0]  # one option: say precisely where it differs
-    if isinstance(expected, Mapping) and isinstance(got, Mapping):
-        for key in sorted(set(expected) | set(got)):
-            sub = (*parts, key)
-            if key not in got:
-                if not isinstance(expected[key], OptionalMember):
-                    out.append(
-                        ArgDiff(path=format_path(sub), kind="missing", expected=expected[key])
-                    )
-            elif key not in expected:
-                out.append(ArgDiff(path=format_path(sub), kind="extra", got=got[key]))
-            else:
-                _diff_values(expected[key], got[key], sub, out, norm)
-    elif (
-        isinstance(expected, (list, tuple))
-        and isinstance(got, (list, tuple))
-        and len(expected) == len(got)
-    ):
-        for i, (x, y) in enumerate(zip(expected, got, strict=True)):
-            _diff_values(x, y, (*parts, i), out, norm)
-    elif not matches(expected, got, norm):
-        out.append(ArgDiff(path=format_path(parts), kind="value", expected=expected, got=got))
-
-
-def diff_arguments(
-    expected: Mapping[str, Any],
-    got: Mapping[str, Any] | None,
-    *,
-    key_arg: str | None,
-    norm: Normalizer = None,
-) -> tuple[ArgDiff, ...]:
-    """Every difference between expected and proposed arguments, by argument path.
-
-    The idempotency-key argument ``key_arg`` matches by presence only: its value is the
-    model's to choose (uniqueness across calls is checked by ``align``).
-    """
-    if got is None:
-        return (ArgDiff(path="$", kind="unparsed", expected=dict(expected)),)
-    out: list[ArgDiff] = []
-    if key_arg is not None:
-        path = format_path((key_arg,))
-        required_key = key_arg in expected and not isinstance(expected[key_arg], OptionalMember)
-        if required_key and key_arg not in got:
-            out.append(ArgDiff(path=path, kind="missing", expected=expected[key_arg]))
-        elif key_arg in got and key_arg not in expected:
-            out.append(ArgDiff(path=path, kind="extra", got=got[key_arg]))
-        expected = {k: v for k, v in expected.items() if k != key_arg}
-        got = {k: v for k, v in got.items() if k != key_arg}
-    _diff_values(expected, got, (), out, norm)
-    return tuple(sorted(out, key=lambda d: d.path))
-
-
-def argument_similarity(
-    expected: Mapping[str, Any],
-    got: Mapping[str, Any] | None,
-    *,
-    key_arg: str | None,
-    norm: Normalizer = None,
-) -> Fraction:
-    """The share of top-level argument names (union of both sides) whose values are
-    acceptable (an optional argument left out counts as acceptable); 1 when neither side
-    has arguments, 0 when the proposed arguments did not parse."""
-    if got is None:
-        return Fraction(0)
-    names = set(expected) | set(got)
-    if not names:
-        return Fraction(1)
-    same = 0
-    for n in names:
-        if n not in expected:
-            continue
-        if n not in got:
-            same += isinstance(expected[n], OptionalMember)
-        elif n == key_arg or matches(expected[n], got[n], norm):
-            same += 1
-    return Fraction(same, len(names))
 
 
 @attrs.frozen(kw_only=True)
@@ -236,6 +98,20 @@ def _matching(
     Calls of different tools are never paired, so each tool is an independent assignment
     problem over the complete bipartite graph of its expected and proposed calls.
     """
+    at = {name: j for j, (name, _) in enumerate(proposed)}
+    if len(at) == len(proposed) and len({name for name, _ in expected}) == len(expected):
+        # Each tool at most once on each side: its one possible pair, in expected order.
+        return [(i, at[name]) for i, (name, _) in enumerate(expected) if name in at]
+    return _grouped(expected, proposed, key_args, norm)
+
+
+def _grouped(
+    expected: Sequence[ExpectedCall],
+    proposed: Sequence[ProposedCall],
+    key_args: Mapping[str, str],
+    norm: Normalizer,
+) -> list[tuple[int, int]]:
+    """``_matching`` tool by tool: an assignment problem per tool."""
     groups: dict[str, tuple[list[int], list[int]]] = {}
     for i, (name, _) in enumerate(expected):
         groups.setdefault(name, ([], []))[0].append(i)
@@ -268,10 +144,16 @@ def _match_tool(
     have it; otherwise networkx finds the optimal assignment.
     """
 
+    if len(es) == 1 and len(ps) == 1:  # one possible pair
+        return [(es[0], ps[0])]
+
     def similarity(i: int, j: int) -> Fraction:
         return argument_similarity(expected[i][1], proposed[j][1], key_arg=key_arg, norm=norm)
 
-    if len(es) == len(ps) and all(similarity(i, j) == 1 for i, j in zip(es, ps, strict=True)):
+    if len(es) == len(ps) and all(
+        fully_similar(expected[i][1], proposed[j][1], key_arg=key_arg, norm=norm)
+        for i, j in zip(es, ps, strict=True)
+    ):
         return list(zip(es, ps, strict=True))
     edges = [
         (i, j, similarity(i, j), abs(a - b)) for a, i in enumerate(es) for b, j in enumerate(ps)
@@ -295,6 +177,15 @@ def _match_tool(
     return pairs
 
 
+def _shown(value: Any) -> str | tuple[str]:
+    """A typed canonical form for comparing key values (``1`` and ``"1"`` differ): a
+    string stands for itself, anything else is its sorted JSON in a tuple (which never
+    equals a string)."""
+    if isinstance(value, str):
+        return value
+    return (json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True),)
+
+
 def _key_diffs(
     pairs: list[tuple[int, int]],
     expected: Sequence[ExpectedCall],
@@ -303,18 +194,28 @@ def _key_diffs(
 ) -> dict[int, list[ArgDiff]]:
     """Idempotency keys across pairs: distinct expected keys need distinct proposed keys,
     and one expected key (the same operation twice) needs one proposed key."""
-    keyed: list[tuple[int, str, str, Any]] = []  # (proposed index, key arg, exp, got)
+    # (proposed index, key arg, expected key shown, proposed key shown, proposed key)
+    keyed: list[tuple[int, str, str | tuple[str], str | tuple[str], Any]] = []
+    wanted: set[str | tuple[str]] = set()
+    given: set[str | tuple[str]] = set()
     for i, j in pairs:
         arg = key_args.get(expected[i][0])
-        p_args = proposed[j][1]
-        if arg is None or p_args is None or arg not in expected[i][1] or arg not in p_args:
+        e_args, p_args = expected[i][1], proposed[j][1]
+        if arg is None or p_args is None or arg not in e_args or arg not in p_args:
             continue
-        keyed.append((j, arg, _show(pattern_json(expected[i][1][arg])), p_args[arg]))
-    keyed.sort(key=lambda k: k[0])
+        got, want = p_args[arg], e_args[arg]
+        exp = want if type(want) is str else _shown(pattern_json(want))
+        shown = got if type(got) is str else _shown(got)
+        keyed.append((j, arg, exp, shown, got))
+        wanted.add(exp)
+        given.add(shown)
     out: dict[int, list[ArgDiff]] = {}
-    for pos, (j, arg, exp, got) in enumerate(keyed):
-        for _j0, _arg0, exp0, got0 in keyed[:pos]:
-            same_got = _show(got0) == _show(got)
+    if len(wanted) == len(keyed) == len(given):
+        return out  # all expected keys distinct and all proposed keys distinct: as asked
+    keyed.sort(key=lambda k: k[0])
+    for pos, (j, arg, exp, shown, got) in enumerate(keyed):
+        for _j0, _arg0, exp0, shown0, _got0 in keyed[:pos]:
+            same_got = shown0 == shown
             if exp0 != exp and same_got:
                 diff = ArgDiff(path=format_path((arg,)), kind="key_reused", got=got)
                 out.setdefault(j, []).append(diff)
@@ -328,8 +229,8 @@ def _key_diffs(
 
 def _longest_increasing(values: Sequence[int]) -> set[int]:
     """Positions of one longest strictly increasing subsequence (the earliest-ending)."""
-    if not values:
-        return set()
+    if all(a < b for a, b in itertools.pairwise(values)):  # already in order (also: empty)
+        return set(range(len(values)))
     best = [1] * len(values)
     prev = [-1] * len(values)
     for i in range(len(values)):
@@ -354,15 +255,32 @@ def align(
     """Pair expected ``(name, arguments)`` calls with proposed ``(name, arguments or None)``
     calls. ``key_args`` maps each tool to its idempotency-key argument; ``norm`` is the
     case's string normalisation, if it declares one."""
+    if len(expected) == len(proposed) and all(
+        e[0] == p[0] for e, p in zip(expected, proposed, strict=True)
+    ):
+        alike = [
+            fully_similar(e[1], p[1], key_arg=key_args.get(e[0]), norm=norm)
+            for e, p in zip(expected, proposed, strict=True)
+        ]
+        if all(alike) or len({e[0] for e in expected}) == len(expected):
+            return _in_order(expected, proposed, key_args, alike, norm)
+    return _assigned(expected, proposed, key_args, norm)
+
+
+def _assigned(
+    expected: Sequence[ExpectedCall],
+    proposed: Sequence[ProposedCall],
+    key_args: Mapping[str, str],
+    norm: Normalizer,
+) -> Alignment:
+    """The alignment found by solving the assignment (``_matching``), for any calls."""
     matched = _matching(expected, proposed, key_args, norm)
     key_diffs = _key_diffs(matched, expected, proposed, key_args)
     pairs = tuple(
         Pair(
             expected=i,
             proposed=j,
-            diffs=diff_arguments(
-                expected[i][1], proposed[j][1], key_arg=key_args.get(expected[i][0]), norm=norm
-            )
+            diffs=_differences(expected[i], proposed[j], key_args.get(expected[i][0]), norm)
             + tuple(key_diffs.get(j, ())),
         )
         for i, j in matched
@@ -376,3 +294,50 @@ def align(
         extra=tuple(j for j in range(len(proposed)) if j not in paired_proposed),
         out_of_order=tuple(sorted(p.proposed for k, p in enumerate(pairs) if k not in in_order)),
     )
+
+
+def _differences(
+    expected: ExpectedCall, proposed: ProposedCall, key_arg: str | None, norm: Normalizer
+) -> tuple[ArgDiff, ...]:
+    """``diff_arguments`` of a pair; none when the pair is fully alike (``fully_similar``
+    says so in a cheaper pass)."""
+    if fully_similar(expected[1], proposed[1], key_arg=key_arg, norm=norm):
+        return ()
+    return diff_arguments(expected[1], proposed[1], key_arg=key_arg, norm=norm)
+
+
+def _in_order(
+    expected: Sequence[ExpectedCall],
+    proposed: Sequence[ProposedCall],
+    key_args: Mapping[str, str],
+    alike: Sequence[bool],
+    norm: Normalizer,
+) -> Alignment:
+    """The alignment when the k-th proposed call names the k-th expected call's tool, and
+    either every such pair is fully alike (``alike``) or no tool is named twice. Then the
+    assignment pairs the k-th calls (for each tool: the one possible pair, or the k-th
+    calls when they are all alike, as ``_match_tool`` does), nothing is missing, extra or
+    out of order, and a pair differs only where it is not fully alike; idempotency keys
+    across pairs are still compared."""
+    matched = [(k, k) for k in range(len(expected))]
+    key_diffs = _key_diffs(matched, expected, proposed, key_args)
+    pairs = []
+    for k, (same, want, got) in enumerate(zip(alike, expected, proposed, strict=True)):
+        diffs = (
+            ()
+            if same
+            else diff_arguments(want[1], got[1], key_arg=key_args.get(want[0]), norm=norm)
+        )
+        if k in key_diffs:
+            diffs += tuple(key_diffs[k])
+        pairs.append(Pair(expected=k, proposed=k, diffs=diffs))
+    return Alignment(pairs=tuple(pairs), missing=(), extra=(), out_of_order=())
+
+
+def identical_alignment(count: int) -> Alignment:
+    """What ``align`` finds when each of ``count`` proposed calls is identical to the
+    expected call at its position (same tool, identical arguments, no marker in the
+    expectation): every pair fully alike, in order, nothing missing or extra; and no key
+    difference, since identical keys are distinct or shared exactly as the expected ones."""
+    pairs = tuple([Pair(expected=k, proposed=k, diffs=()) for k in range(count)])
+    return Alignment(pairs=pairs, missing=(), extra=(), out_of_order=())

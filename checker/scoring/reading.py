@@ -91,5 +91,5 @@ def iter_lines(
                 ),
             )
             continue
-        if text.strip():
+        if not text.isspace():  # (a line read is never empty)
             yield number, text

@@ -9,9 +9,8 @@ sub-metrics. The audited (legacy) score is computed next to it, for comparison.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from fractions import Fraction
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -21,16 +20,18 @@ from txcheck.models.contract import Contract
 from txcheck.models.errors import InputError, ProposalFormatError
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.validation import validate
-from txcheck.models.verdict import LEVELS, Verdict, Violation
+from txcheck.models.validation import proven_valid, validate
+from txcheck.models.verdict import LEVELS, Level, Violation
 from txcheck.models.world_rules import business_check_from_doc
+from txcheck.scoring.argument_diff import identical
 from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
-from txcheck.scoring.cases import Case, CaseFile, LineError
+from txcheck.scoring.cases import Case, CaseFile, ExpectedCall, LineError
 from txcheck.scoring.expectations import scorer_violations
 from txcheck.scoring.legacy import legacy_score
 from txcheck.scoring.matching import align
 from txcheck.scoring.patterns import normalizer
 from txcheck.scoring.patterns import to_json as pattern_json
+from txcheck.scoring.summary import Summary, SummaryBuilder
 
 __all__ = [
     "CaseResult",
@@ -68,9 +69,9 @@ class StrictResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.passed,
-            "score": self.score,
+            "score": 1.0 if self.passed else 0.0,
             "veto": self.veto,
-            "violations": [v.to_json() for v in self.violations],
+            "violations": [v.to_json() for v in self.violations] if self.violations else [],
             "vetoes": list(self.vetoes),
             "tool_selection": self.tool_selection,
             "schema_valid": self.schema_valid,
@@ -105,103 +106,9 @@ class CaseResult:
             "line": self.line,
             "strict": self.strict.to_json(),
             "legacy": {"score": self.legacy},
-            "warnings": [w.to_json() for w in self.warnings],
+            "warnings": [w.to_json() for w in self.warnings] if self.warnings else [],
             "normalize": list(self.normalize),
         }
-
-
-def _mean(values: Iterable[float | bool | None]) -> float | None:
-    present = [Fraction(v) for v in values if v is not None]
-    return float(sum(present) / len(present)) if present else None
-
-
-@attrs.frozen(kw_only=True)
-class Summary:
-    """Rates over *all* cases (unreadable proposals included); sub-metric means over the
-    cases where the sub-metric applies (``None`` when none does)."""
-
-    cases: int
-    passed: int
-    vetoes: int
-    unreadable: int
-    expect_invalid: int
-    errors: int
-    legacy_mean: float | None
-    means: Mapping[str, float | None]
-
-    @property
-    def pass_rate(self) -> float | None:
-        return float(Fraction(self.passed, self.cases)) if self.cases else None
-
-    @classmethod
-    def of(cls, results: Sequence[CaseResult], errors: int) -> Summary:
-        builder = SummaryBuilder()
-        for result in results:
-            builder.add(result)
-        return builder.build(errors)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cases": self.cases,
-            "passed": self.passed,
-            "pass_rate": self.pass_rate,
-            "vetoes": self.vetoes,
-            "unreadable": self.unreadable,
-            "expect_invalid": self.expect_invalid,
-            "errors": self.errors,
-            "legacy_mean": self.legacy_mean,
-            "means": dict(self.means),
-        }
-
-
-_MEANS = ("tool_selection", "schema_valid", "exact_arguments", "order", "irrelevance")
-
-
-class SummaryBuilder:
-    """The summary, accumulated one result at a time (exact sums, so the means equal
-    ``Summary.of`` over the same results, whatever their number)."""
-
-    def __init__(self) -> None:
-        self.cases = self.passed = self.vetoes = self.unreadable = self.expect_invalid = 0
-        self._legacy: list[Fraction] = [Fraction(0), Fraction(0)]
-        self._means: dict[str, list[Fraction]] = {m: [Fraction(0), Fraction(0)] for m in _MEANS}
-
-    def add(self, result: CaseResult) -> None:
-        strict = result.strict
-        self.cases += 1
-        self.passed += strict.passed
-        self.vetoes += strict.veto
-        self.unreadable += result.unreadable
-        self.expect_invalid += any(w.code == "expect_invalid" for w in result.warnings)
-        _accumulate(self._legacy, result.legacy)
-        for name in _MEANS:
-            _accumulate(self._means[name], getattr(strict, name))
-
-    def build(self, errors: int) -> Summary:
-        return Summary(
-            cases=self.cases,
-            passed=self.passed,
-            vetoes=self.vetoes,
-            unreadable=self.unreadable,
-            expect_invalid=self.expect_invalid,
-            errors=errors,
-            legacy_mean=_average(self._legacy),
-            means={name: _average(self._means[name]) for name in _MEANS},
-        )
-
-
-def _accumulate(total: list[Fraction], value: float | bool | None) -> None:
-    if value is None:
-        return
-    if value in (0, 1):  # most values: integer arithmetic, no Fraction to build
-        total[0] += int(value)
-    else:
-        total[0] += Fraction(value)
-    total[1] += 1
-
-
-def _average(total: list[Fraction]) -> float | None:
-    return float(total[0] / total[1]) if total[1] else None
 
 
 @attrs.frozen(kw_only=True)
@@ -240,63 +147,104 @@ def exit_code(summary: Summary) -> int:
 _NO_WORLD = "no world fixture in the case (its 'world' field)"
 
 
-def _business(case: Case, contract: Contract) -> tuple[BusinessCheck | None, str | None]:
-    """The business checker for the case's world fixture, or why the level is skipped.
-    A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad line)."""
+def _business(case: Case) -> BusinessCheck | None:
+    """The business checker for the case's world fixture (``None`` without one: the level
+    is skipped). A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad
+    line)."""
     if case.world is None:
-        return None, _NO_WORLD
-    return business_check_from_doc(case.world, source=f"line {case.line} world"), None
+        return None
+    return business_check_from_doc(case.world, source=f"line {case.line} world")
 
 
-def _verdict(
-    contract: Contract, plan: Plan, business: BusinessCheck | None, skip_reason: str | None
-) -> Verdict:
-    """The plan's verdict, with the scorer's reason when the business level is skipped."""
-    verdict = validate(contract, plan, business=business)
-    if skip_reason is None or "business" not in verdict.levels_skipped:
-        return verdict
-    return attrs.evolve(verdict, levels_skipped={**verdict.levels_skipped, "business": skip_reason})
+def _levels(
+    checked: tuple[Level, ...], skipped: Mapping[str, str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The levels checked and skipped, with the scorer's reason when business is skipped."""
+    if "business" in skipped:
+        return checked, {**skipped, "business": _NO_WORLD}
+    return checked, dict(skipped)
 
 
 ExpectCache = dict[str, tuple[Violation, ...]]
 
 
 def _expect_warnings(
-    context: ScoringContext, case: Case, business: BusinessCheck | None
+    context: ScoringContext,
+    case: Case,
+    business: BusinessCheck | None,
+    vouched: bool = False,
 ) -> tuple[Violation, ...]:
     """``expect_invalid`` when the expected calls, validated as a plan, are invalid.
 
-    The verdict depends only on the contract, the expected calls and the world, so an
-    expectation is validated once per contract (several samples of one task, pass^k style,
-    or one task asked of several models), not once per case.
+    ``vouched`` says a valid proposal makes exactly the expected calls (``_repeats``), so
+    the expectation is valid too. Most other expectations are shown valid by one linear
+    pass. The rest (and those checked against a world) have a verdict that depends only on
+    the contract, the expected calls and the world, so it is computed once per contract
+    (several samples of one task, pass^k style, or one task asked of several models), not
+    once per case.
     """
-    key = canonical_json(
-        [[[c.name, pattern_json(c.arguments)] for c in case.expect.calls], case.world]
-    )
+    calls = case.expect.calls
+    if business is None:
+        if vouched:
+            return ()
+        expected = [_Expected(_expect_id(i), c.name, c.example) for i, c in enumerate(calls)]
+        if proven_valid(context.contract, expected):
+            return ()
+    key = canonical_json([[[c.name, pattern_json(c.arguments)] for c in calls], case.world])
     hit = context.expect_cache.get(key)
     if hit is None:
-        hit = _validate_expectation(context.contract, case, business)
+        plan = Plan(
+            calls=tuple(
+                Call(
+                    id=_expect_id(i),
+                    name=c.name,
+                    index=i,
+                    raw_arguments=c.example,
+                    arguments=c.example,
+                )
+                for i, c in enumerate(calls)
+            )
+        )
+        hit = _validate_expectation(context.contract, plan, business)
         context.remember(key, hit)
     return hit
 
 
+class _Expected(NamedTuple):
+    """An expected call as ``proven_valid`` reads it: lighter than a ``Call``, built for
+    every case (a ``Call`` is built only when the expectation needs a closer look)."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    depends_on: tuple[str, ...] = ()
+
+
+def _repeats(plan: Plan, calls: tuple[ExpectedCall, ...]) -> bool:
+    """Whether ``plan`` makes exactly the expected ``calls``: the same tools in the same
+    order, arguments identical to expected arguments that hold no marker. Then alignment
+    pairs them in order without a difference (``identical_alignment``), and, when the plan
+    is valid and has no ``depends_on``, validation judges the expected plan alike (its
+    ids differ, but both sides' are unique)."""
+    if len(plan.calls) != len(calls):
+        return False
+    for call, want in zip(plan.calls, calls, strict=True):
+        if call.name != want.name or not want.exact or not identical(call.arguments, want.example):
+            return False
+    return True
+
+
+def _expect_id(index: int) -> str:
+    return f"expect.calls[{index}]"
+
+
 def _validate_expectation(
-    contract: Contract, case: Case, business: BusinessCheck | None
+    contract: Contract, plan: Plan, business: BusinessCheck | None
 ) -> tuple[Violation, ...]:
-    calls = tuple(
-        Call(
-            id=f"expect.calls[{i}]",
-            name=c.name,
-            index=i,
-            raw_arguments=c.example,
-            arguments=c.example,
-        )
-        for i, c in enumerate(case.expect.calls)
-    )
-    verdict = validate(contract, Plan(calls=calls), business=business)
-    if verdict.valid:
+    violations = validate(contract, plan, business=business, summary=False).violations
+    if not violations:
         return ()
-    detail = "; ".join(f"{v.call or 'plan'}: {v.code} ({v.message})" for v in verdict.violations)
+    detail = "; ".join(f"{v.call or 'plan'}: {v.code} ({v.message})" for v in violations)
     message = f"the expected calls are themselves invalid under the contract: {detail}"
     return (Violation(code="expect_invalid", level="scorer", call=None, message=message),)
 
@@ -345,46 +293,69 @@ def score_case(
     return _score(context, case, source)
 
 
+_SCHEMA_LEVELS = ("json", "schema")
+
+
 def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
     contract = context.contract
-    business, skip_reason = _business(case, contract)
-    warnings = _expect_warnings(context, case, business)
+    business = _business(case)
     try:
         plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     except ProposalFormatError as error:
-        return _unreadable(case, error, warnings)
-    verdict = _verdict(contract, plan, business, skip_reason)
+        return _unreadable(case, error, _expect_warnings(context, case, business))
+    verdict = validate(contract, plan, business=business, summary=False)
+    found = verdict.violations
+    # A proposal whose arguments break their schema rarely repeats the expectation; when it
+    # does, the general road below gives the same result, so it is not looked for.
+    schema_valid = not (found and any(v.level in _SCHEMA_LEVELS for v in found))
+    repeats = schema_valid and _repeats(plan, case.expect.calls)
+    vouched = repeats and not found and not any(c.depends_on for c in plan.calls)
+    warnings = _expect_warnings(context, case, business, vouched)
+    levels_checked, levels_skipped = _levels(verdict.levels_checked, verdict.levels_skipped)
     expected = [(c.name, c.arguments) for c in case.expect.calls]
-    alignment = align(
-        expected,
-        [(c.name, c.arguments) for c in plan.calls],
-        key_args=context.key_args,
-        norm=normalizer(case.expect.normalize),
-    )
+    calls = plan.calls
+    ordered = case.expect.ordered
+    if repeats:
+        # The calls are the expected ones, in order: ``align`` would pair each with its own
+        # (``identical_alignment``) and the scorer would find nothing to say about them.
+        scorer: list[Violation] = []
+        vetoes: list[str] = []
+        paired = exact = len(calls)
+        all_exact, out_of_order = True, False
+        aligned = tuple([(k, call.id) for k, call in enumerate(calls)])
+    else:
+        alignment = align(
+            expected,
+            [(c.name, c.arguments) for c in calls],
+            key_args=context.key_args,
+            norm=normalizer(case.expect.normalize),
+        )
+        scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
+        pairs = alignment.pairs
+        paired, exact = len(pairs), [p.exact for p in pairs].count(True)
+        all_exact, out_of_order = alignment.exact, bool(alignment.out_of_order)
+        aligned = tuple([(p.expected, calls[p.proposed].id) for p in pairs])
     json_problems = tuple(
-        Violation(code="invalid_json", level="json", call=None, message=p)
-        for p in case.json_problems
+        [
+            Violation(code="invalid_json", level="json", call=None, message=p)
+            for p in case.json_problems
+        ]
     )
-    scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
-    violations = json_problems + tuple(verdict.violations) + tuple(scorer)
-    ordered_ok = not (case.expect.ordered and alignment.out_of_order)
-    pairs = alignment.pairs
+    violations = json_problems + found + tuple(scorer) if scorer or json_problems else found
+    ordered_ok = not (ordered and out_of_order)
     strict = StrictResult(
-        passed=not violations and alignment.exact and ordered_ok,
+        passed=not violations and all_exact and ordered_ok,
         veto=bool(vetoes),
         violations=violations,
         vetoes=tuple(vetoes),
-        tool_selection=float(Fraction(len(pairs), len(expected))) if expected else None,
-        schema_valid=not json_problems
-        and not any(v.level in ("json", "schema") for v in verdict.violations),
-        exact_arguments=(
-            float(Fraction(sum(p.exact for p in pairs), len(pairs))) if pairs else None
-        ),
-        order=ordered_ok if case.expect.ordered else None,
-        irrelevance=(not plan.calls) if not expected else None,
-        levels_checked=tuple(verdict.levels_checked),
-        levels_skipped=dict(verdict.levels_skipped),
-        alignment=tuple((p.expected, plan.calls[p.proposed].id) for p in pairs),
+        tool_selection=paired / len(expected) if expected else None,
+        schema_valid=not json_problems and schema_valid,
+        exact_arguments=exact / paired if paired else None,
+        order=ordered_ok if ordered else None,
+        irrelevance=(not calls) if not expected else None,
+        levels_checked=levels_checked,
+        levels_skipped=levels_skipped,
+        alignment=aligned,
     )
     return CaseResult(
         id=case.id,
