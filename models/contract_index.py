@@ -27,7 +27,9 @@ class ContractIndex:
     ``keys``: tool name -> its idempotency-key argument, for tools that write and have one;
     ``roles``: tool name -> ``(key argument, resource argument)`` as in those two (for one
     lookup per call);
-    ``side_effect``: the names of tools that write; ``workflows``: tool name -> the
+    ``side_effect``: the names of tools that write; ``keyless``: those with no idempotency
+    key that are neither idempotent nor repeatable (a repeat of one is a second effect);
+    ``workflows``: tool name -> the
     workflows that contain it, in contract order (one tuple object per distinct tuple);
     ``steps``: for each workflow (in contract order), tool name -> its first step index.
     ``groups`` remembers, per sequence of tool names on one resource, whether they are in
@@ -39,6 +41,7 @@ class ContractIndex:
     keys: Mapping[str, str]
     roles: Mapping[str, tuple[str | None, str | None]]
     side_effect: frozenset[str]
+    keyless: frozenset[str]
     workflows: Mapping[str, tuple[Workflow, ...]]
     steps: tuple[Mapping[str, int], ...]
     groups: dict[tuple[str, ...], tuple[bool, bool]] = attrs.field(
@@ -59,6 +62,14 @@ class ContractIndex:
             keys=keys,
             roles={n: (keys.get(n), resource.get(n)) for n in tools},
             side_effect=frozenset(n for n, t in tools.items() if t.has_side_effect),
+            keyless=frozenset(
+                n
+                for n, t in tools.items()
+                if t.has_side_effect
+                and t.idempotency_key is None
+                and not t.idempotent
+                and not t.repeatable
+            ),
             workflows=_shared({n: found for n in tools if (found := contract.workflows_with(n))}),
             steps=tuple(
                 {name: i for i, name in reversed(list(enumerate(w.steps)))}

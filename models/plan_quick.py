@@ -7,7 +7,8 @@ none of them, which one pass over the calls can show:
 
 - keys: every write call with an idempotency key argument has it, no key value is used
   twice, and no such tool is called twice (an intent starts with the tool's name, so no
-  intent repeats);
+  intent repeats); no keyless write tool (not idempotent, not repeatable) is called twice
+  (so no identical keyless write repeats);
 - graph: no call declares ``depends_on`` (no dependency edge, no cycle); on every resource
   the calls of each workflow's tools are listed in non-decreasing step order (the graph
   looks at a subsequence of them, in order too); and each write call of a workflow tool
@@ -67,6 +68,7 @@ def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> QuickChecks
     keys_clean = graph_clean = True
     keys: set[Hashable] = set()
     keyed: set[str] = set()
+    keyless = index.keyless
     ids: set[str] = set()
     groups: dict[tuple[str, Hashable], list[str]] = {}
     for call in calls:
@@ -78,6 +80,10 @@ def quick_checks(index: ContractIndex, calls: Sequence[CallLike]) -> QuickChecks
             if value is None or name in keyed or key in keys:
                 keys_clean = False
             keys.add(key)
+            keyed.add(name)
+        elif keys_clean and name in keyless:
+            if name in keyed:
+                keys_clean = False
             keyed.add(name)
         if not graph_clean:
             if not keys_clean:

@@ -196,8 +196,9 @@ def _quoted(text: str) -> str:
 
 
 def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation]]:
-    """Missing keys on side effects, and one key shared by different intents."""
-    out: list[tuple[int, Violation]] = []
+    """Missing keys on side effects, one key shared by different intents, and the same
+    keyless write twice."""
+    out: list[tuple[int, Violation]] = _keyless_repeats(contract, plan)
     owners: dict[Hashable, Call] = {}
     owner_intents: dict[Hashable, Hashable] = {}  # normalised only once a key repeats
     keyed_intents: dict[Hashable, tuple[Call, Hashable]] = {}
@@ -240,6 +241,34 @@ def _key_violations(contract: Contract, plan: Plan) -> list[tuple[int, Violation
         if owner_intents[key] != (call.name, normalised(call.arguments)):
             text = _intent_text(tool, call, owner, value)
             out.append((position, _plan("duplicate_key_different_intent", call, text)))
+    return out
+
+
+def _keyless_repeats(contract: Contract, plan: Plan) -> list[tuple[int, Violation]]:
+    """A write with no idempotency key called twice with the same arguments: nothing tells
+    a repeat from a retry, so the effect would happen twice (a tool marked idempotent or
+    repeatable means it)."""
+    out: list[tuple[int, Violation]] = []
+    first: dict[tuple[str, Hashable], Call] = {}
+    for position, call in enumerate(plan.calls):
+        tool = contract.tool(call.name)
+        if (
+            tool is None
+            or call.arguments is None
+            or not tool.has_side_effect
+            or tool.idempotency_key is not None
+            or tool.idempotent
+            or tool.repeatable
+        ):
+            continue
+        earlier = first.setdefault((call.name, normalised(call.arguments)), call)
+        if earlier is not call:
+            text = (
+                f"{call.name} repeats {show_id(earlier.id)} with the same arguments and no "
+                "idempotency key; the same side effect would run twice (mark the tool "
+                "'repeatable' in x-txcheck if that is meant)"
+            )
+            out.append((position, _plan("duplicate_side_effect", call, text)))
     return out
 
 

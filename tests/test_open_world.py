@@ -397,3 +397,38 @@ def test_validate_world_runs_the_users_services(
     with pytest.raises(SystemExit) as usage:  # --services needs --world
         main(["validate", contract, proposal, "--services", "x:Y"])
     assert usage.value.code == 2
+
+
+def _double(contract: Any, name: str, arguments: dict[str, Any], other: dict[str, Any]) -> Any:
+    proposal = {
+        "tool_calls": [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(a)},
+            }
+            for i, a in enumerate((arguments, other), start=1)
+        ]
+    }
+    return validate(contract, parse_proposal(proposal))
+
+
+def test_the_same_keyless_write_twice_is_a_duplicate_side_effect() -> None:
+    contract = load_contract(HOTEL)
+    charge = {"booking_id": "bk_1", "guest_id": "g_1", "amount": 20000}
+    twice = _double(contract, "charge_card", charge, dict(charge))
+    assert "duplicate_side_effect" in twice.codes()
+    (found,) = [v for v in twice.violations if v.code == "duplicate_side_effect"]
+    assert found.call == "call_2" and "no idempotency key" in found.message
+    other = _double(contract, "charge_card", charge, {**charge, "amount": 100})
+    assert "duplicate_side_effect" not in other.codes()
+    # a tool the contract says may repeat (a reboot) is not a duplicate
+    document = json.loads(HOTEL.read_text(encoding="utf-8"))
+    for tool in document["tools"]:
+        if tool["function"]["name"] == "charge_card":
+            tool["x-txcheck"]["repeatable"] = True
+    repeatable = parse_contract(document)
+    assert (
+        "duplicate_side_effect"
+        not in _double(repeatable, "charge_card", charge, dict(charge)).codes()
+    )
