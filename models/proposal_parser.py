@@ -1,6 +1,6 @@
 """Read a model's proposal, in any documented vendor format, into a ``Plan``.
 
-Formats (DESIGN.md "Public formats"), told apart by their top-level keys:
+Formats (docs/scoring.md and the README list them), told apart by their top-level keys:
 
 - ``choices``: a whole OpenAI completion; ``choices[0].message`` is read as below.
 - ``output``: OpenAI Responses output; ``function_call`` items are calls, ``message`` items

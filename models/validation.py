@@ -1,6 +1,6 @@
 """Whole-plan validation: every violation at every level, never just the first.
 
-Levels, each violation with a stable code (DESIGN.md):
+Levels, each violation with a stable code:
 
 - ``json``: the call's arguments did not parse (``invalid_json``); such a call is not
   schema-checked.

@@ -1,10 +1,11 @@
 """A reconstruction of the audited scorer, kept to show what it got wrong.
 
-The audited scorer (BRIEF.md, "the audit") looked only at ``tool_calls[0]``, never saw the
-tool's JSON Schema, and compared argument values after turning them into strings. It was
-Python, so the strings are Python's ``str()`` of the parsed JSON value (``str(True)`` is
-``"True"``, ``str(10086)`` is ``"10086"``), and it parsed argument text with Python's lenient
-``json.loads`` (which accepts ``NaN`` and duplicate keys). Its formula:
+The audited scorer (a naive local scorer an audit found wanting) looked only at
+``tool_calls[0]``, never saw the tool's JSON Schema, and compared argument values after
+turning them into strings. It was Python, so the strings are Python's ``str()`` of the
+parsed JSON value (``str(True)`` is ``"True"``, ``str(10086)`` is ``"10086"``), and it
+parsed argument text with Python's lenient ``json.loads`` (which accepts ``NaN`` and
+duplicate keys). Its formula:
 
     0.5 * (first call's name == first expected call's name)
   + 0.5 * (argument names whose str() values are equal / argument names in either call)
