@@ -130,6 +130,27 @@ def test_another_acceptable_value_or_a_left_out_optional_passes() -> None:
     assert all(r.strict.passed for r in results.values()), results
 
 
+def test_the_same_call_twice_is_an_accepted_bfcl_answer() -> None:
+    """BFCL accepts two identical calls (two random draws); the imported tools say so
+    (``repeatable``), so a keyless repeat is not a duplicate side effect."""
+    case = BY_ID["parallel_0"]
+    assert all(t.get("x-txcheck") == {"repeatable": True} for t in case["tools"])
+    same = {"artist": "Taylor Swift", "duration": 20}
+    twice = copy.deepcopy(case)
+    twice["id"] = "twice"
+    twice["expect"]["calls"] = [
+        {"name": twice["expect"]["calls"][0]["name"], "arguments": same}
+    ] * 2
+    twice = _with_args(twice, same, same)
+    result = _score([twice])["twice"]
+    assert "duplicate_side_effect" not in _codes(result)
+    assert result.strict.passed, result.strict.violations
+    undescribed = copy.deepcopy(twice)
+    for tool in undescribed["tools"]:
+        del tool["x-txcheck"]
+    assert "duplicate_side_effect" in _codes(_score([undescribed])["twice"])
+
+
 def test_a_proposal_breaking_the_schema_fails_with_its_code() -> None:
     weather = BY_ID["simple_python_2"]
     results = _score(

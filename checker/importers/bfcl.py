@@ -16,8 +16,10 @@ parameters turned into JSON Schema (``dict`` -> ``object``, ``float`` -> ``numbe
 ``tuple`` -> ``array``, ``any`` -> no type) and names made valid (``math.factorial`` ->
 ``math_factorial``; the renaming is recorded in ``meta.tool_names``); ``expect.calls`` are
 the ground truth with ``$any`` for several acceptable values and ``$optional`` for ``""``;
-parallel calls are order-free, as in BFCL. A category with no possible-answer file
-(``irrelevance``) expects no call.
+parallel calls are order-free, as in BFCL. Each tool is marked ``repeatable`` in
+``x-txcheck``: BFCL's answers may make the same call twice, which it accepts (txcheck
+would otherwise take an undescribed tool for a write, and a keyless repeat for a second
+effect). A category with no possible-answer file (``irrelevance``) expects no call.
 
 The proposal is a BFCL model-result entry (``--results``: ``{"id", "result": [{"<name>":
 "<arguments JSON>"}, ...]}`` for function-calling models, or text when the model made no
@@ -92,7 +94,9 @@ def _tool(function: Mapping[str, Any], name: str) -> dict[str, Any]:
     spec: dict[str, Any] = {"name": name, "parameters": parameters}
     if isinstance(function.get("description"), str):
         spec["description"] = function["description"]
-    return {"type": "function", "function": spec}
+    # BFCL accepts the same call twice (two draws of random_normalvariate with the same
+    # arguments): say so, or a keyless repeat would be a duplicate_side_effect
+    return {"type": "function", "function": spec, "x-txcheck": {"repeatable": True}}
 
 
 def _properties(schema: Any) -> Mapping[str, Any]:
