@@ -50,6 +50,7 @@ __all__ = [
     "load_invariants",
     "load_policy",
     "load_services",
+    "origin",
     "watchdog_available",
 ]
 
@@ -209,12 +210,30 @@ def _spec(spec: str, option: str, what: str) -> str:
     return spec
 
 
+_ORIGINS: dict[int, tuple[object, str]] = {}
+"""Where each loaded service set and invariant came from (by ``id``, the object kept so the
+id stays its own): ``module:NAME``, or ``module:NAME#i`` for item ``i`` of a list."""
+
+
+def _remember(spec: str, value: object, items: Sequence[object]) -> None:
+    for index, item in enumerate(items):
+        _ORIGINS[id(item)] = (item, spec if item is value else f"{spec}#{index}")
+
+
+def origin(obj: object) -> str | None:
+    """The import path ``obj`` was loaded from by ``load_services`` or ``load_invariants``
+    (``module:NAME`` or ``module:NAME#i``), or None."""
+    found = _ORIGINS.get(id(obj))
+    return found[1] if found is not None and found[0] is obj else None
+
+
 def load_services(specs: Sequence[str]) -> tuple[ServiceSet, ...]:
     """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them)."""
     found: list[ServiceSet] = []
     for spec in specs:
         value = _resolve(_spec(spec, "--services", "a service set"), "service", ServiceError)
         items = value if isinstance(value, (list, tuple)) else [value]
+        _remember(spec, value, items)
         for item in items:
             if not isinstance(item, ServiceSet):
                 raise ServiceError(
@@ -231,6 +250,7 @@ def load_invariants(specs: Sequence[str]) -> tuple[Invariant, ...]:
     for spec in specs:
         value = _resolve(_spec(spec, "--invariants", "an invariant"), "invariant", InvariantError)
         items = value if isinstance(value, (list, tuple)) else [value]
+        _remember(spec, value, items)
         for item in items:
             if not isinstance(item, Invariant):
                 raise InvariantError(
