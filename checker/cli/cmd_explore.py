@@ -24,7 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
-from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK, HYPOTHESIS_HOME
 from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress import ExploreProgress
@@ -167,7 +167,10 @@ def _workers(args: argparse.Namespace) -> AbstractContextManager[Workers | None]
         ) from None
     if args.scheduler is not None:
         return cluster.cluster_workers(args.scheduler, args.workers)
-    return cluster.local_workers(args.workers)
+    # Hypothesis writes a cache when imported: the workers keep theirs where the command does.
+    return cluster.local_workers(
+        args.workers, env={"HYPOTHESIS_STORAGE_DIRECTORY": HYPOTHESIS_HOME}
+    )
 
 
 def _database(args: argparse.Namespace) -> str | None:

@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -264,8 +264,9 @@ def _quiet() -> None:
 
 
 @contextmanager
-def local_workers(count: int) -> Iterator[DaskWorkers]:
-    """``count`` worker processes on this machine, one thread each, closed on exit."""
+def local_workers(count: int, *, env: Mapping[str, str] | None = None) -> Iterator[DaskWorkers]:
+    """``count`` worker processes on this machine, one thread each, in this process's
+    current directory and with ``env`` added to their environment; closed on exit."""
     _quiet()
     try:
         cluster = distributed.LocalCluster(
@@ -275,6 +276,7 @@ def local_workers(count: int) -> Iterator[DaskWorkers]:
             host="127.0.0.1",
             dashboard_address=None,
             silence_logs=logging.CRITICAL + 1,
+            env=dict(env or {}),
         )
     except Exception as error:
         raise InputError(

@@ -20,9 +20,11 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
+from hypothesis import configuration
 
 from txcheck.exploration.report import Counterexample, Engine, EngineReport, Tally
 from txcheck.exploration.session import execute
@@ -55,6 +57,9 @@ class Share:
     target: TargetSpec
     index: int
     of: int
+    hypothesis_home: str | None = None
+    """Where Hypothesis keeps its files, when the caller chose a relative folder (the
+    command's ``.txcheck/hypothesis``): a worker keeps its files there too."""
 
 
 @attrs.frozen(kw_only=True)
@@ -110,6 +115,8 @@ class ShareResult:
 
 def run_share(share: Share, job: Job) -> ShareResult:
     """Run one share in this process (on a worker)."""
+    if share.hypothesis_home is not None:
+        configuration.set_hypothesis_home_dir(share.hypothesis_home)
     target = rebuild(share.target)
     engine = share.engine(**share.options)
     report = engine.explore(target, job.deadline, job.tally)
@@ -133,6 +140,8 @@ def shares_of(
     examples than shares). A search without a seed keeps Hypothesis unseeded (it then
     uses the example database) and gives the random walks seed 0, as in-process."""
     spec = describe(target)
+    home = getattr(configuration, "__hypothesis_home_directory", None)
+    relative = None if home is None or Path(home).is_absolute() else str(home)
     total = target.budget.max_examples
     parts = [total // count + (1 if i < total % count else 0) for i in range(count)]
     parts = [p for p in parts if p > 0]
@@ -143,6 +152,7 @@ def shares_of(
             target=attrs.evolve(spec, budget=_budget(spec.budget, engine.name, i, part)),
             index=i,
             of=len(parts),
+            hypothesis_home=relative,
         )
         for i, part in enumerate(parts)
     ]

@@ -1,0 +1,367 @@
+"""The search on a real local Dask cluster of two worker processes gives the verdicts the
+in-process search gives, reproducibly; a worker killed mid-search is reported and its
+share run again; SIGINT and SIGTERM stop the cluster and keep the best counterexample;
+without Dask, ``--workers`` is a one-line error."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import free_port
+
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.random_walk import RandomEngine
+from txcheck.exploration.report import Tally
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.workers import Job
+from txcheck.models.policies import DESIGNATED, builtin_policy
+
+pytest.importorskip("distributed")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from mutants import MUTANTS
+
+ENGINES = {"hypothesis": HypothesisEngine, "random": RandomEngine}
+
+
+def _target(policy: Any, *, examples: int, seed: int = 1) -> Target:
+    return Target(
+        policy=policy,
+        bounds=Bounds(max_faults=2),
+        budget=Budget(max_examples=examples, seed=seed, database=None),
+    )
+
+
+def _outcome(report: Any) -> str:
+    found = report.counterexample
+    return "pass" if found is None else "counterexample"
+
+
+def _slow_item(item: float, job: Job) -> float:
+    job.tally.runs += 1
+    time.sleep(item)
+    return item
+
+
+def test_items_come_back_as_they_complete_with_their_counters(dask_workers: Any) -> None:
+    progress = Tally()
+    got = list(dask_workers.map_unordered(_slow_item, [0.6, 0.0], Deadline(), progress=progress))
+    assert got == [(1, 0.0), (0, 0.6)]  # the quick one first: results as they complete
+    assert progress.runs == 2 and dask_workers.notes == []
+
+
+def _fails(item: int, job: Job) -> int:
+    raise ValueError(f"item {item} is bad")
+
+
+def test_an_error_in_an_item_is_raised_in_the_caller(dask_workers: Any) -> None:
+    with pytest.raises(ValueError, match="item 0 is bad"):
+        list(dask_workers.map_unordered(_fails, [0], Deadline()))
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.parametrize("name", ["guarded", "naive", "control-no-saga"])
+def test_the_distributed_verdict_is_the_in_process_verdict(
+    dask_workers: Any, engine: str, name: str
+) -> None:
+    policy = builtin_policy(name)
+    target = _target(policy, examples=150 if engine == "hypothesis" else 300, seed=2)
+    alone = ENGINES[engine]().explore(target, Deadline())
+    spread = ENGINES[engine]().explore(target, Deadline(), workers=dask_workers)
+    assert (
+        _outcome(spread) == _outcome(alone) == ("pass" if name == "guarded" else "counterexample")
+    )
+    assert spread.notes[0].startswith("spread over 2 local worker processes: 2 share(s)")
+    if spread.counterexample is not None:
+        execution = spread.counterexample.execution  # re-executed here, a full execution
+        assert execution.failures and execution.steps
+        if name in DESIGNATED:
+            assert any(execution.failed(n) for n in DESIGNATED[name])
+    else:
+        assert spread.runs >= 150 and spread.writes > 0
+
+
+def _mutants(slow: bool) -> list[Any]:
+    return [
+        pytest.param(m, id=m.name, marks=[pytest.mark.slow] if slow else [])
+        for m in MUTANTS
+        if (m.name in {"mutant-key-per-attempt", "mutant-compensate-forward"}) != slow
+    ]
+
+
+@pytest.mark.parametrize("mutant", [*_mutants(False), *_mutants(True)])
+def test_a_mutant_is_caught_distributed_when_it_is_caught_in_process(
+    dask_workers: Any, mutant: Any
+) -> None:
+    target = _target(mutant.policy(), examples=400, seed=3)
+    alone = RandomEngine().explore(target, Deadline())
+    spread = RandomEngine().explore(target, Deadline(), workers=dask_workers)
+    assert _outcome(spread) == _outcome(alone)
+    if spread.counterexample is not None:
+        assert {f.name for f in spread.counterexample.execution.failures} & set(mutant.catches)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def _explore(
+    cwd: Path, *argv: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "txcheck", "explore", *argv],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+SEEDED = (
+    *("--policy", "control-no-saga", "--engine", "hypothesis", "--no-seeds"),
+    *("--max-examples", "120", "--max-faults", "2", "--seed", "4", "--json"),
+)
+
+
+def test_seed_and_workers_give_the_same_bytes_and_the_in_process_verdict(tmp_path: Path) -> None:
+    first = _explore(tmp_path, *SEEDED, "--workers", "2")
+    trace = (tmp_path / "txcheck-counterexample.json").read_bytes()
+    again = _explore(tmp_path, *SEEDED, "--workers", "2")
+    alone = _explore(tmp_path, *SEEDED)
+    assert first.returncode == again.returncode == alone.returncode == 1, first.stderr
+    assert first.stdout == again.stdout
+    assert (tmp_path / "txcheck-counterexample.json").read_bytes() != b""
+    assert first.stderr == again.stderr == ""
+    spread, local = json.loads(first.stdout), json.loads(alone.stdout)
+    assert spread["verdict"]["outcome"] == local["verdict"]["outcome"] == "counterexample"
+    notes = spread["engines"][0]["notes"]
+    assert notes[0] == (
+        "spread over 2 local worker processes: 2 share(s) of 60 examples, seeds derived from 4"
+    )
+    del trace
+
+
+RANDOM = (
+    *("--policy", "control-no-dedupe", "--engine", "random", "--no-seeds"),
+    *("--max-examples", "300", "--max-faults", "2", "--seed", "4", "--json"),
+)
+
+
+def test_one_worker_is_the_in_process_search(tmp_path: Path) -> None:
+    # The random walks: Hypothesis also draws constants from the local modules a process
+    # has loaded, which differ between a worker and the command (docs/distributed.md).
+    one = json.loads(_explore(tmp_path, *RANDOM, "--workers", "1").stdout)
+    alone = json.loads(_explore(tmp_path, *RANDOM).stdout)
+    assert one["found"] is True
+    for document in (one, alone):
+        for report in document["engines"]:
+            report.pop("notes")
+    assert one == alone
+
+
+def test_an_existing_cluster_is_used_through_its_scheduler(
+    tmp_path: Path, dask_workers: Any
+) -> None:
+    address = dask_workers.client.scheduler.address
+    there = _explore(tmp_path, *SEEDED, "--scheduler", address, "--workers", "2")
+    here = _explore(tmp_path, *SEEDED, "--workers", "2")
+    assert there.returncode == here.returncode == 1, there.stderr
+    ours, theirs = json.loads(here.stdout), json.loads(there.stdout)
+    assert theirs["engines"][0]["notes"][0].startswith(f"spread over the cluster at {address}")
+    for document in (ours, theirs):
+        document["engines"][0]["notes"].pop(0)
+    assert ours == theirs
+
+
+def test_without_dask_the_flags_are_one_line_errors(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['distributed'] = None\n"
+        "from txcheck.cli import console_main\n"
+        "sys.argv = ['txcheck', 'explore', '--workers', '2']\n"
+        "console_main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert (
+        "--workers needs Dask" in done.stderr
+        and "pip install 'txcheck[distributed]'" in done.stderr
+    )
+
+
+def test_in_process_explore_never_imports_dask(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from txcheck.cli import main\n"
+        "code = main(['explore', '--policy', 'naive', '--max-examples', '20', '--seed', '1'])\n"
+        "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.stdout.splitlines()[-1] == "1 []", done.stderr
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path: Path) -> None:
+    done = _explore(tmp_path, "--scheduler", f"tcp://127.0.0.1:{free_port()}", "--seed", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "cannot reach a Dask scheduler" in done.stderr
+
+
+# -- a worker that dies, and stopping ---------------------------------------------------------
+
+# The first worker to check an invariant claims the file ``victim`` with its pid and then
+# waits to be killed; every later check (the share run again elsewhere) goes on. A slow
+# check after the first failure keeps a share shrinking long enough to be interrupted.
+INVARIANTS = """
+import os
+import time
+from pathlib import Path
+
+from txcheck.invariants import always
+
+HERE = Path(__file__).resolve().parent
+SEEN = [False]
+
+
+@always(name="victim_waits")
+def victim_waits(view):
+    \"\"\"Never fails; the first worker to get here waits to be killed.\"\"\"
+    if not SEEN[0]:
+        SEEN[0] = True
+        try:
+            fd = os.open(HERE / "victim", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return []
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        while True:
+            time.sleep(0.1)
+    return []
+
+
+@always(name="slow_after_a_failure")
+def slow_after_a_failure(view):
+    \"\"\"The built-in safety invariants, slowly once one has failed (shrinking is slow).\"\"\"
+    from txcheck.invariants import DEFAULT_INVARIANTS
+
+    problems = [p for check in DEFAULT_INVARIANTS if check.is_safety for p in check(view)]
+    if problems or (HERE / "failed").exists():
+        (HERE / "failed").touch()
+        time.sleep(0.05)
+    return problems
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "dist_invariants.py").write_text(INVARIANTS, encoding="utf-8")
+    return tmp_path
+
+
+def _wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 120) -> None:
+    ends = time.monotonic() + seconds
+    while not path.exists() or not path.read_text():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < ends, f"{path.name} never appeared"
+        time.sleep(0.05)
+
+
+GUARDED = (
+    *("--policy", "guarded", "--engine", "hypothesis", "--no-seeds", "--max-faults", "2"),
+    *("--max-examples", "60", "--seed", "6", "--json"),
+)
+
+
+def test_a_killed_worker_is_reported_and_its_share_run_again(workdir: Path) -> None:
+    argv = [sys.executable, "-m", "txcheck", "explore", *GUARDED, "--workers", "2"]
+    argv += ["--invariants", "dist_invariants:victim_waits"]
+    process = subprocess.Popen(
+        argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for(workdir / "victim", process)
+    os.kill(int((workdir / "victim").read_text()), signal.SIGKILL)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    assert err == ""
+    killed = json.loads(out)
+    notes = killed["engines"][0]["notes"]
+    assert [n for n in notes if " died holding item(s) " in n], notes
+    # The share ran again from its start, with its seed: nothing lost, nothing counted twice.
+    undisturbed = _explore(
+        workdir, *GUARDED, "--workers", "2", "--invariants", "dist_invariants:victim_waits"
+    )
+    assert undisturbed.returncode == 0, undisturbed.stderr
+    calm = json.loads(undisturbed.stdout)
+    for document in (killed, calm):
+        document["engines"][0]["notes"] = [
+            n for n in document["engines"][0]["notes"] if "died" not in n
+        ]
+    assert killed == calm
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_stops_the_cluster_and_keeps_the_best_counterexample(
+    workdir: Path, name: str, code: int
+) -> None:
+    argv = [sys.executable, "-m", "txcheck", "explore", "--workers", "2"]
+    argv += ["--policy", "control-fresh-key", "--engine", "hypothesis", "--no-seeds"]
+    argv += ["--invariants", "dist_invariants:slow_after_a_failure", "--json"]
+    process = subprocess.Popen(
+        argv,
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches
+    )
+    ends = time.monotonic() + 120
+    while not (workdir / "failed").exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < ends
+        time.sleep(0.05)
+    if name == "SIGINT":
+        os.killpg(process.pid, signal.SIGINT)  # the whole group: workers too
+    else:
+        os.kill(process.pid, signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == code, err
+    assert "Traceback" not in err
+    assert "txcheck explore: interrupted (the best counterexample so far is above)" in err
+    result = json.loads(out)
+    assert result["interrupted"] is True
+    found = result["counterexample"]
+    assert found is not None and found["trace"] == "txcheck-counterexample.json"
+    assert json.loads((workdir / "txcheck-counterexample.json").read_text())["policy"] == (
+        "control-fresh-key"
+    )
+    assert not (workdir / ".hypothesis").exists()  # workers keep Hypothesis under .txcheck
+    ends = time.monotonic() + 30
+    while (left := _session(process.pid)) and time.monotonic() < ends:
+        time.sleep(0.1)
+    assert left == []  # no worker process outlives the command
+
+
+def _session(leader: int) -> list[str]:
+    """The command lines of the processes still in ``leader``'s session."""
+    found = subprocess.run(
+        ["pgrep", "-s", str(leader)], capture_output=True, text=True, check=False
+    )
+    lines = []
+    for pid in found.stdout.split():
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " "))
+        except OSError:
+            continue
+    return lines
