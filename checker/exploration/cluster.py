@@ -51,7 +51,7 @@ GRACE = 10.0
 RETRIES = 3
 """How many times an item Dask gave up on (its workers kept dying) is submitted again."""
 _RANDOM_WARNING = "Do not use the `random` module inside strategies"
-CONNECT_SECONDS = 10.0
+CONNECT_SECONDS = 5.0
 """How long to wait for an existing cluster's scheduler to answer."""
 
 
@@ -274,7 +274,7 @@ def local_workers(count: int, *, env: Mapping[str, str] | None = None) -> Iterat
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: 8787 may be taken (another cluster)
             silence_logs=logging.CRITICAL + 1,
             env=dict(env or {}),
         )
