@@ -220,6 +220,33 @@ def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and "cannot reach a Dask scheduler" in done.stderr
 
 
+STUCK = """
+from txcheck.models.policies.guarded import Guarded
+from txcheck.models.requests import JournalRead
+
+
+class Loops(Guarded):
+    name = "loops"
+
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        while True:
+            pass
+"""
+
+
+def test_a_policy_that_never_yields_on_a_worker_is_a_policy_error(tmp_path: Path) -> None:
+    (tmp_path / "stuck.py").write_text(STUCK, encoding="utf-8")
+    done = _explore(
+        tmp_path,
+        *("--policy", "stuck:Loops", "--policy-timeout", "0.5", "--engine", "random"),
+        *("--no-seeds", "--max-examples", "4", "--seed", "1", "--workers", "2"),
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "ran 0.5s in orchestrate (orchestrator-1) without yielding" in done.stderr
+
+
 # -- a worker that dies, and stopping ---------------------------------------------------------
 
 # The first worker to check an invariant claims the file ``victim`` with its pid and then

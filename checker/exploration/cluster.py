@@ -234,7 +234,8 @@ class DaskWorkers:
                                 f"Dask gave up on item {index + 1} after its workers died; "
                                 "it was submitted again"
                             )
-                        futures[self._submit(fn, items[index], index, control)] = index
+                        again = attrs.evolve(control, seconds=deadline.left())
+                        futures[self._submit(fn, items[index], index, again)] = index
         finally:
             with suppress(Exception):
                 stop.set()
