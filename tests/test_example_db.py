@@ -115,14 +115,13 @@ def test_a_failure_found_on_workers_is_the_first_example_of_the_next_run(
     first = HypothesisEngine().explore(target, Deadline(), workers=dask_workers)
     assert first.counterexample is not None
     assert "unseeded, sharing the example database" in first.notes[0]
-    found_at = _first_failure(first.notes)
-    assert found_at > 1  # a fresh search needs a few dozen examples for this bug
+    # (Its own shares share too: one that starts after another saved a failure replays it.)
     # Another run (in this process: another machine, as far as Redis can tell) replays it.
     again = HypothesisEngine().explore(target, Deadline())
     assert again.counterexample is not None
     assert _first_failure(again.notes) == 1
     assert again.counterexample.invariant == first.counterexample.invariant
-    # ...and with no database the same search starts from scratch.
+    # ...and with an empty database the same search needs a few dozen examples.
     fresh = HypothesisEngine().explore(_target(_empty(redis_db)), Deadline())
     assert _first_failure(fresh.notes) > 1
 
@@ -149,5 +148,5 @@ def test_two_commands_share_a_counterexample_through_redis(tmp_path: Path, redis
     second = _explore(two, *argv)
     assert first.returncode == second.returncode == 1, first.stderr + second.stderr
     notes = [json.loads(r.stdout)["engines"][0]["notes"] for r in (first, second)]
-    assert _first_failure(notes[0]) > 1 and _first_failure(notes[1]) == 1
+    assert _first_failure(notes[1]) == 1  # an empty database needs more: see above
     assert not (one / ".txcheck" / "examples").exists()  # nothing went to the directory

@@ -31,6 +31,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
 import attrs
+import dask
 import distributed
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -52,6 +53,9 @@ RETRIES = 3
 """How many times an item Dask gave up on (its workers kept dying) is submitted again."""
 _RANDOM_WARNING = "Do not use the `random` module inside strategies"
 CONNECT_SECONDS = 5.0
+ONE_ITEM_PER_THREAD = {"distributed.scheduler.worker-saturation": 1.0}
+"""A local cluster's scheduler gives each worker thread one item at a time (Dask's default
+lets a busy worker queue a second one while another worker is idle)."""
 """How long to wait for an existing cluster's scheduler to answer."""
 
 
@@ -270,15 +274,16 @@ def local_workers(count: int, *, env: Mapping[str, str] | None = None) -> Iterat
     current directory and with ``env`` added to their environment; closed on exit."""
     _quiet()
     try:
-        cluster = distributed.LocalCluster(
-            n_workers=count,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",  # a free port: 8787 may be taken (another cluster)
-            silence_logs=logging.CRITICAL + 1,
-            env=dict(env or {}),
-        )
+        with dask.config.set(ONE_ITEM_PER_THREAD):
+            cluster = distributed.LocalCluster(
+                n_workers=count,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",  # a free port: 8787 may be taken (another cluster)
+                silence_logs=logging.CRITICAL + 1,
+                env=dict(env or {}),
+            )
     except Exception as error:
         raise InputError(
             f"cannot start {count} local Dask workers: {error}", source="--workers"
