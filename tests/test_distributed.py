@@ -195,7 +195,7 @@ def test_without_dask_the_flags_are_one_line_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert (
-        "--workers needs Dask" in done.stderr
+        "--workers: needs Dask" in done.stderr
         and "pip install 'txcheck[distributed]'" in done.stderr
     )
 

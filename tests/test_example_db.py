@@ -96,7 +96,7 @@ def test_a_redis_server_that_does_not_answer_is_refused_before_the_search(
 
 def test_example_db_with_seed_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "--seed", "1", "--example-db", "redis://127.0.0.1:1/0"]) == 2
-    assert "--example-db cannot be combined with --seed" in capsys.readouterr().err
+    assert "--example-db: cannot be combined with --seed" in capsys.readouterr().err
 
 
 def test_redis_keeps_what_is_saved(redis_db: str) -> None:

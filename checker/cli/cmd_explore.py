@@ -156,13 +156,12 @@ def _workers(args: argparse.Namespace) -> AbstractContextManager[Workers | None]
     option = "--scheduler" if args.scheduler is not None else "--workers"
     limit = MAX_SHARES if args.scheduler is not None else MAX_LOCAL_WORKERS
     if args.workers is not None and args.workers > limit:
-        raise InputError(f"--workers must be at most {limit} (got {args.workers})", source=option)
+        raise InputError(f"must be at most {limit} (got {args.workers})", source="--workers")
     try:
         from txcheck.exploration import cluster
     except ImportError as error:
         raise InputError(
-            f"{option} needs Dask, which is not installed ({error}): "
-            "pip install 'txcheck[distributed]'",
+            f"needs Dask, which is not installed ({error}): pip install 'txcheck[distributed]'",
             source=option,
         ) from None
     if args.scheduler is not None:
@@ -179,7 +178,7 @@ def _database(args: argparse.Namespace) -> str | None:
     if args.seed is not None:
         if args.example_db is not None:
             raise InputError(
-                "--example-db cannot be combined with --seed: a seeded run uses no example "
+                "cannot be combined with --seed: a seeded run uses no example "
                 "database, so that it depends on its command line only",
                 source="--example-db",
             )
