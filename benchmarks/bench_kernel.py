@@ -8,7 +8,8 @@ them less than wall time:
   representative checkout plan under ``guarded`` at ``--k`` deviations (default 2); the
   state count and the verdict are printed too, and must be identical on both sides;
 - **checked runner microseconds per step**: the default (fault-free) checkout run of
-  ``guarded`` with every default invariant checked after every step and at quiescence.
+  ``guarded`` with every default invariant checked after every step and at quiescence;
+- **peak RSS** of the measuring interpreter (the search dominates it).
 
 ``--measure`` prints one side's figures as JSON. Without it, the script runs the
 measurement in fresh interpreters, alternating the baseline and this checkout (A, B, A,
@@ -106,7 +107,10 @@ def _result(report: Any, search_cpu: float, checked: Any, repeat: int) -> dict[s
     for _ in range(repeat):
         checked()
     runner_cpu = time.process_time() - started
+    import resource
+
     return {
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "states": report.states,
         "verdict": None if found is None else [found.invariant, found.deviations],
         "complete": report.complete,
@@ -170,6 +174,12 @@ def main() -> int:
     print(
         f"checked runner us/step (median): A {runner['A']:.2f}, B {runner['B']:.2f}, "
         f"B/A = {runner['B'] / runner['A']:.2f}x"
+    )
+    cpu = {n: statistics.median(r["search_cpu_s"] for r in rows[n]) for n in rows}
+    rss = {n: statistics.median(r["peak_rss_mb"] for r in rows[n]) for n in rows}
+    print(
+        f"search CPU seconds (median): A {cpu['A']:.1f}, B {cpu['B']:.1f}, "
+        f"B/A = {cpu['B'] / cpu['A']:.2f}x; peak RSS MB: A {rss['A']:.0f}, B {rss['B']:.0f}"
     )
     return 0
 

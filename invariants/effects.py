@@ -14,6 +14,7 @@ from txcheck.invariants.base import always, eventually
 from txcheck.invariants.views import (
     Progress,
     last_phase_entry,
+    operations_of,
     plan_groups,
     progress_of,
     refused_by_world,
@@ -29,20 +30,24 @@ __all__ = ["fault_free_completion", "no_double_effect", "no_orphaned_effect"]
 @always(reads=(Part.OPERATIONS,))
 def no_double_effect(view: RunView) -> Iterator[str]:
     """A write or irreversible operation commits at most once, across retries, crashes and
-    re-submissions: the same operation (tool and intent) committed twice with different
-    results is a double effect (a second booking, a second refund). A tool the contract
-    marks idempotent or repeatable is exempt, and a repeat the service answered with the
-    same result is a replay, not a second effect."""
-    results: dict[tuple[str, str], dict[str, int]] = {}
+    re-submissions: the same call (tool and intent) of one business operation (one plan,
+    however often submitted, under whatever keys) committed twice with different results
+    is a double effect (a second booking, a second refund). Two different plans that make
+    the same call are two operations. A tool the contract marks idempotent or repeatable
+    is exempt, and a repeat the service answered with the same result is a replay, not a
+    second effect."""
+    operation = operations_of(view)
+    results: dict[tuple[str, str, str], dict[str, int]] = {}
     for op in view.world.operations:
         if op["compensates"] is not None:
             continue
         tool = view.contract.tool(op["tool"])
         if tool is None or not tool.has_side_effect or tool.idempotent or tool.repeatable:
             continue
-        seen = results.setdefault((op["tool"], op["intent"]), {})
+        group = operation.get(op["owner"], op["owner"])
+        seen = results.setdefault((group, op["tool"], op["intent"]), {})
         seen.setdefault(canonical_json(normalize(op["receipt"])), op["op"])
-    for (name, _), seen in sorted(results.items()):
+    for (_, name, _), seen in sorted(results.items()):
         if len(seen) > 1:
             ops = ", ".join(f"op {n}" for n in sorted(seen.values()))
             first = next(o for o in view.world.operations if o["op"] == min(seen.values()))

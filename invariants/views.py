@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 
 from txcheck.models.canonical import canonical_json
+from txcheck.models.contract import Contract
+from txcheck.models.policies.base import operation_id
 from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.models.runner import RunView
 from txcheck.models.validation import validate
@@ -18,6 +20,7 @@ from txcheck.models.world_rules import WorldBusinessCheck
 __all__ = [
     "Progress",
     "last_phase_entry",
+    "operations_of",
     "plan_groups",
     "progress_of",
     "refused_by_world",
@@ -31,6 +34,31 @@ def plan_groups(view: RunView) -> list[tuple[Plan, list[str]]]:
         key = canonical_json(plan_to_json(plan))
         groups.setdefault(key, (plan, []))[1].append(instance)
     return list(groups.values())
+
+
+def operations_of(view: RunView) -> dict[str, str]:
+    """Each orchestrator instance's business operation (``operation_id``): instances of
+    one plan, submitted again even under other keys, share it; different plans do not."""
+    return {
+        instance: _operation_id(plan, view.contract)
+        for instance, plan in zip(view.instances, view.plans, strict=True)
+    }
+
+
+_OPERATION_IDS: dict[tuple[int, int], tuple[Plan, Contract, str]] = {}
+
+
+def _operation_id(plan: Plan, contract: Contract) -> str:
+    """``operation_id``, once per (plan, contract): invariants run after every step."""
+    key = (id(plan), id(contract))
+    entry = _OPERATION_IDS.get(key)
+    if entry is not None and entry[0] is plan and entry[1] is contract:
+        return entry[2]
+    if len(_OPERATION_IDS) >= 1024:
+        _OPERATION_IDS.clear()
+    found = operation_id(plan, contract)
+    _OPERATION_IDS[key] = (plan, contract, found)
+    return found
 
 
 def last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:

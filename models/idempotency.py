@@ -34,7 +34,7 @@ RecordStatus = Literal["in_flight", "committed", "rejected"]
 
 @attrs.frozen(kw_only=True)
 class IdempotencyRecord:
-    """The fields BRIEF.md asks an idempotency record to bind."""
+    """The fields an idempotency record binds (tenant, key, operation, resource, user, intent)."""
 
     tenant_id: str
     user_id: str

@@ -387,7 +387,8 @@ class MarkSeen(Request):
 @attrs.frozen(kw_only=True)
 class ApplyEffect(Request):
     """Consumer: apply the event's effect; with ``record_seen`` the dedupe record is written
-    in the same local transaction."""
+    in the same local transaction: the event id, or ``seen_id`` for a consumer that
+    deduplicates on a key of its own (which must then identify one message)."""
 
     kind: ClassVar[RequestKind] = RequestKind.APPLY_EFFECT
     footprint: ClassVar[Footprint] = footprint(
@@ -396,12 +397,13 @@ class ApplyEffect(Request):
 
     event: Mapping[str, Any] = attrs.field(eq=False)
     record_seen: bool
+    seen_id: str | None = None
 
     def summary(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "event": self.event["id"]}
 
     def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
-        world.apply_effect(self.event, record_seen=self.record_seen)
+        world.apply_effect(self.event, record_seen=self.record_seen, seen_id=self.seen_id)
         return None, {}
 
 

@@ -23,6 +23,7 @@ import attrs
 
 from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.contract import Contract
+from txcheck.models.deviation_cost import NO_CHAIN, FaultChain, extend, is_free_repeat
 from txcheck.models.digest import chain, digest, serial
 from txcheck.models.errors import PolicyError, UserCodeError
 from txcheck.models.history import Attempt, History
@@ -33,6 +34,7 @@ from txcheck.models.requests import Ack, Delivery, Invoke, Request, Sleep, reque
 from txcheck.models.world import PendingCall, World
 
 __all__ = ["CLOCK", "CONSUMER", "RELAY", "Run", "RunView", "Step", "StepLimitExceeded"]
+
 
 CLOCK = "clock"
 RELAY = "relay"
@@ -118,6 +120,7 @@ class Run:
         self.world = world
         self.history = History()
         self.steps: list[Step] = []
+        self._chain: FaultChain = NO_CHAIN  # the fault the last deviation repeated, and how often
         self.max_steps = max_steps
         self.allow_clock_jumps = allow_clock_jumps
         self.track_positions = track_positions
@@ -297,7 +300,26 @@ class Run:
             kind=kind,
         )
         self.steps.append(step)
+        if deviation:
+            self._chain = extend(self._chain, step)
         return step
+
+    def time_matters(self) -> bool:
+        """Whether a clock jump would change more than the time: a live idempotency record
+        would expire, or a sleeper would wake."""
+        return self.world.time_matters() or any(
+            a.wake_at is not None for a in self._actors.values()
+        )
+
+    def free_repeat(self, choice: Choice) -> bool:
+        """Whether ``choice`` would repeat the run's last deviation (the same fault on the
+        same, retried call) and so cost no deviation (``txcheck.models.deviation_cost``)."""
+        if choice.action is not Action.COMPLETE:
+            return False
+        request = self.request_of(choice.actor)
+        if not isinstance(request, Invoke):
+            return False
+        return is_free_repeat(self._chain, choice, request.call_id, request.tool)
 
     def _clock(self, choice: Choice) -> dict[str, Any]:
         if choice.action is Action.WAIT:
@@ -428,7 +450,8 @@ class Run:
         """A digest (128 bits, ``models.digest``) of everything that decides what can
         happen next and what a property can see: the durable world (``World.fingerprint``);
         the history (each call's attempts with their keys, compensations included, and the
-        fault counts, not step numbers); and each actor's position: the inputs its
+        fault counts, not step numbers); the fault a free repeat would repeat
+        (``txcheck.models.deviation_cost``); and each actor's position: the inputs its
         generator got since it last (re)started, its call in flight, sleep and delivery.
         Equal digests mean equal states (up to a hash collision); equal states built
         differently (dict insertion order) may differ, which only costs pruning. Needs
@@ -436,13 +459,14 @@ class Run:
         """
         if not self.track_positions:
             raise ValueError("fingerprint() needs a Run built with track_positions=True")
+        shift = self.world.clock if self.world.relative_time else 0
         actors = [
             (
                 a.gen is not None,
                 a.done,
                 a.digest if a.gen is not None else b"",
                 a.pending is not None,
-                a.wake_at,
+                None if a.wake_at is None else a.wake_at - shift,
                 a.delivery,
             )
             for a in self._actors.values()
@@ -453,7 +477,8 @@ class Run:
             attempts[call] = chain(attempts.get(call, b""), (a.tool, a.key, a.compensates))
         self._attempts_seen = len(self.history.attempts)
         history = (sorted(attempts.items()), sorted(self.history.faults.items()))
-        return digest(serial((self.world.fingerprint(), history, actors)))
+        # the fault chain decides what the next deviation costs, so it is part of the state
+        return digest(serial((self.world.fingerprint(), history, actors, self._chain)))
 
     def positions(self) -> tuple[bytes, ...]:
         """Each actor's input digest (``track_positions``), to resume tracking elsewhere."""

@@ -165,8 +165,12 @@ class World:
         outbox: bool = True,
         ttl: int = DEFAULT_TTL,
         check_request_hash: bool = True,
+        relative_time: bool = False,
     ) -> None:
         self.contract = contract
+        self.relative_time = relative_time
+        """Fingerprint times relative to the clock (``fingerprint``): for searches whose
+        invariants never read absolute times (``Target.time_blind``)."""
         self.fixture = fixture
         self.outbox_mode = outbox
         self.tenant = fixture.tenant
@@ -201,6 +205,10 @@ class World:
         self._digests = [b""] * len(_FINGERPRINTED)
         self._print = b""
         self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
+
+    def serves(self, tool: str) -> bool:
+        """Whether a service (registered, or generic for an annotated tool) runs ``tool``."""
+        return tool in self._table
 
     def _touch(self, *parts: Part) -> None:
         for part in parts:
@@ -490,14 +498,17 @@ class World:
         self._touch(Part.SEEN)
         self.seen.add(event_id)
 
-    def apply_effect(self, event: Mapping[str, Any], *, record_seen: bool) -> None:
-        """The consumer applies an event; with ``record_seen`` the dedupe record commits in
-        the same transaction."""
+    def apply_effect(
+        self, event: Mapping[str, Any], *, record_seen: bool, seen_id: str | None = None
+    ) -> None:
+        """The consumer applies an event; with ``record_seen`` the dedupe record (the
+        event id, or the consumer's own dedupe key ``seen_id``) commits in the same
+        transaction."""
         event_id = str(event["id"])
         self._touch(Part.EFFECTS)
         self.effects[event_id] = self.effects.get(event_id, 0) + 1
         if record_seen:
-            self.mark_seen(event_id)
+            self.mark_seen(event_id if seen_id is None else seen_id)
 
     # -- views -----------------------------------------------------------------------------
 
@@ -511,8 +522,17 @@ class World:
     def fingerprint(self) -> bytes:
         """A digest (128 bits) of every durable part of the world: what ``snapshot`` holds
         plus the id counters. Only the parts changed since the last call are serialised
-        again, and of the append-only logs (operations, journals) only their new rows."""
+        again, and of the append-only logs (operations, journals) only their new rows.
+
+        With ``relative_time`` the digest is of the world *up to a shift in time*: the
+        clock itself is left out, an idempotency record's lifetime is what is left of it
+        (or "expired"), and an operation's commit time is left out. Nothing in the world
+        depends on absolute times (only on expiries and wake-ups relative to the clock),
+        so two states that differ by a shift have the same futures, shifted; with
+        invariants that read no absolute time, the same verdicts."""
         stale = self._stale
+        if stale and self.relative_time and stale & Part.CLOCK.bit:
+            stale |= Part.STORE.bit  # remaining lifetimes moved with the clock
         if stale:
             digests = self._digests
             for index, part in enumerate(_FINGERPRINTED):
@@ -524,13 +544,32 @@ class World:
 
     def _digest_part(self, part: Part) -> bytes:
         if part is Part.OPERATIONS:
-            return chain(self._log("operations", self.operations), self.counters["event"])
+            rows = self.operations
+            if self.relative_time:
+                rows = [{k: v for k, v in row.items() if k != "at"} for row in rows]
+            return chain(self._log("operations", rows), self.counters["event"])
         if part is Part.JOURNALS:
             logs = [
                 (name, self._log(f"journal:{name}", rows)) for name, rows in self.journals.items()
             ]
             return digest(serial(sorted(logs)))
         return digest(serial(self._part_data(part)))
+
+    def _lifetime(self, record: IdempotencyRecord) -> tuple[Any, ...]:
+        """A record's times as the fingerprint sees them (``relative_time``: only what is
+        left of its lifetime, or None once expired)."""
+        if not self.relative_time:
+            return (record.created_at, record.expires_at)
+        if record.status != "in_flight" and record.expires_at <= self.clock:
+            return (None,)
+        return (record.expires_at - self.clock,)
+
+    def time_matters(self) -> bool:
+        """Whether a clock jump would change more than the time: a stored record that has
+        not expired yet (a jump expires it). Sleepers are the runner's to know."""
+        return any(
+            r.status != "in_flight" and r.expires_at > self.clock for r in self.store.records()
+        )
 
     def _log(self, name: str, rows: list[dict[str, Any]]) -> bytes:
         """The running digest of an append-only list, extended by the rows added since."""
@@ -542,7 +581,7 @@ class World:
 
     def _part_data(self, part: Part) -> Any:
         if part is Part.CLOCK:
-            return (self.clock, self.store.ttl)
+            return self.store.ttl if self.relative_time else (self.clock, self.store.ttl)
         if part is Part.SERVICES:
             return self.state
         if part is Part.STORE:
@@ -551,8 +590,7 @@ class World:
                     r.tenant_id,
                     r.idempotency_key,
                     r.status,
-                    r.created_at,
-                    r.expires_at,
+                    *self._lifetime(r),
                     r.operation_type,
                     r.resource_id,
                     r.user_id,

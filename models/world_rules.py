@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from txcheck.models.behaviour import behaviour_problem
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import Outcome
 from txcheck.models.contract import Contract
@@ -36,11 +37,16 @@ class WorldBusinessCheck:
     fixture: WorldFixture
     services: tuple[ServiceSet, ...] = (CHECKOUT,)
 
+    def unjudged(self, contract: Contract, calls: Sequence[Call]) -> str | None:
+        """Why some of ``calls`` cannot be judged (a tool with no behaviour: no service,
+        no annotation), or None; a caller must not report the business level as checked
+        then (``validate --world`` exits 2)."""
+        return behaviour_problem(contract, self.services, [c.name for c in calls])
+
     def check(self, contract: Contract, calls: Sequence[Call]) -> Iterator[Violation]:
         world = World(contract=contract, fixture=self.fixture, services=self.services)
-        served = {tool for service in self.services for tool in service.handlers}
         for call in calls:
-            if call.arguments is None or call.name not in served:
+            if call.arguments is None or not world.serves(call.name):
                 continue
             invoke = Invoke(tool=call.name, arguments=call.arguments, call_id=call.id)
             admitted = world.send("validation", invoke)
@@ -66,6 +72,8 @@ def business_check_from_doc(
     return WorldBusinessCheck(fixture=parse_world(document, source=source))
 
 
-def business_check_from_file(path: str | Path) -> WorldBusinessCheck:
-    """A business check from a fixture file (``--world FILE``)."""
-    return WorldBusinessCheck(fixture=load_world(path))
+def business_check_from_file(
+    path: str | Path, services: Sequence[ServiceSet] = (CHECKOUT,)
+) -> WorldBusinessCheck:
+    """A business check from a fixture file (``--world FILE``), run on ``services``."""
+    return WorldBusinessCheck(fixture=load_world(path), services=tuple(services))

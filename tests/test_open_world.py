@@ -7,9 +7,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from txcheck import Guarded, Target, load_contract, parse_contract, parse_proposal, validate
+from txcheck import (
+    Guarded,
+    Plan,
+    Target,
+    builtin_policy,
+    execute,
+    load_contract,
+    parse_contract,
+    parse_proposal,
+    validate,
+)
 from txcheck.cli import main
 from txcheck.exploration.readiness import check_ready
 from txcheck.models.errors import InputError
@@ -52,13 +63,44 @@ def _explore(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[
 
 
 def test_naive_double_books_a_hotel_from_the_annotations_alone(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # naive's first failure on the hotel is a plan it runs without validating (0
+    # deviations); on a valid booking, it is the double booking
     code, result = _explore(capsys, "--policy", "naive", "--engine", "systematic")
+    assert code == 1
+    assert result["counterexample"]["invariant"] == "rejected_plan_unchanged"
+    booking = tmp_path / "booking.json"
+    booking.write_text(json.dumps(_booking()), encoding="utf-8")
+    code, result = _explore(
+        capsys, "--policy", "naive", "--engine", "systematic", "--plan", str(booking)
+    )
     assert code == 1
     found = result["counterexample"]
     assert found["invariant"] == "no_double_effect"
     assert "hold_room" in found["violations"][0]["messages"][0]
+
+
+def _booking() -> dict[str, Any]:
+    """The hotel's book_stay workflow as a model would propose it."""
+    calls = [
+        (
+            "hold_room",
+            {"booking_id": "bk_1", "guest_id": "guest_1", "room_type": "double", "nights": 2},
+        ),
+        ("charge_card", {"booking_id": "bk_1", "guest_id": "guest_1", "amount": 20000}),
+        ("send_confirmation", {"booking_id": "bk_1", "guest_id": "guest_1"}),
+    ]
+    return {
+        "tool_calls": [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": n, "arguments": json.dumps(a)},
+            }
+            for i, (n, a) in enumerate(calls, start=1)
+        ]
+    }
 
 
 def test_guarded_keeps_every_invariant_on_the_hotel(capsys: pytest.CaptureFixture[str]) -> None:
@@ -236,3 +278,122 @@ def test_scenarios_hold_every_run_to_the_users_invariants_too(
     ]
     fired = [r["scenario"] for r in rows if "no_charge_at_all" in r["invariants_fired"]]
     assert fired and all(r["kind"] in ("scenario", "control") for r in rows)
+
+
+def test_two_different_plans_making_the_same_call_are_two_operations() -> None:
+    """no_double_effect counts one business operation's calls (a plan, however often
+    submitted); two plans that both charge the same booking are two operations. The same
+    plan twice under naive is one operation charged twice: a double effect."""
+    contract = load_contract(HOTEL)
+    calls = [
+        (name, dict(arguments))
+        for name, arguments in [
+            (
+                "hold_room",
+                {"booking_id": "bk_1", "guest_id": "g_1", "room_type": "double", "nights": 2},
+            ),
+            ("charge_card", {"booking_id": "bk_1", "guest_id": "g_1", "amount": 20000}),
+            ("send_confirmation", {"booking_id": "bk_1", "guest_id": "g_1"}),
+        ]
+    ]
+    first = Plan.of(*calls)
+    suite = Plan.of((calls[0][0], {**calls[0][1], "room_type": "suite"}), *calls[1:])
+    target = Target(policy=builtin_policy("guarded"), contract=contract)
+    both = execute(target, [first, suite])
+    assert both.ok, both.first
+    charges = [op for op in both.run.world.operations if op["tool"] == "charge_card"]
+    assert len(charges) == 2
+    twice = execute(attrs.evolve(target, policy=builtin_policy("naive")), [first, first])
+    assert twice.failed("no_double_effect")
+
+
+def _write_json(path: Path, document: Any) -> str:
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+LAUNCH_CONTRACT = {
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "launch",
+                "description": "Launch it.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"target": {"type": "string"}},
+                    "required": ["target"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+    ]
+}
+LAUNCH = {
+    "tool_calls": [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "launch", "arguments": json.dumps({"target": "moon"})},
+        }
+    ]
+}
+WORLD = str(ROOT / "examples" / "checkout" / "world.json")
+
+
+def test_validate_world_refuses_to_judge_a_tool_without_behaviour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    contract = _write_json(tmp_path / "c.json", LAUNCH_CONTRACT)
+    proposal = _write_json(tmp_path / "p.json", LAUNCH)
+    assert main(["validate", contract, proposal]) == 0  # no business level asked for
+    err = capsys.readouterr().err
+    assert "warning: " in err and "'launch' says nothing about what it does" in err
+    assert main(["validate", contract, proposal, "--world", WORLD]) == 2
+    err = capsys.readouterr().err
+    assert "the business level cannot judge this proposal: tool 'launch' has no behaviour" in err
+    assert main(["validate", contract, proposal, proposal, "--world", WORLD]) == 2
+    captured = capsys.readouterr()
+    assert "0 valid, 0 invalid, 2 bad input" in captured.out
+    assert captured.err.count("the business level cannot judge it") == 2
+
+
+def test_validate_world_runs_the_users_services(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    contract = str(ROOT / "examples" / "custom_service" / "contract.json")
+    gift = {
+        "order_id": "ord_1",
+        "customer_id": "cus_1",
+        "amount": 500,
+        "currency": "USD",
+        "idempotency_key": "key-gift-0001",
+    }
+    proposal = _write_json(
+        tmp_path / "gift.json",
+        {
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "send_gift_card", "arguments": json.dumps(gift)},
+                }
+            ]
+        },
+    )
+    document = json.loads(Path(WORLD).read_text(encoding="utf-8"))
+    world = _write_json(
+        tmp_path / "w.json", {**document, "services": {"gift_cards": {"budget": 100}}}
+    )
+    argv = ["validate", contract, proposal, "--world", world, "--json"]
+    # generic behaviour from the annotations: the gift card is sent
+    assert main(argv) == 0
+    capsys.readouterr()
+    # the user's service knows the budget: 500 is over it
+    assert main([*argv, "--services", "examples.custom_service.gift_cards:GIFT_CARDS"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert [v["code"] for v in verdict["violations"]] == ["budget_exhausted"]
+    with pytest.raises(SystemExit) as usage:  # --services needs --world
+        main(["validate", contract, proposal, "--services", "x:Y"])
+    assert usage.value.code == 2

@@ -8,7 +8,7 @@ import random
 import attrs
 import pytest
 
-from txcheck.exploration.random_walk import RandomEngine, _Walk
+from txcheck.exploration.random_walk import WALKS_PER_EXAMPLE, RandomEngine, _Walk
 from txcheck.exploration.report import EngineReport
 from txcheck.exploration.representative import representative_plans
 from txcheck.exploration.schedule import Deviation, Deviations
@@ -58,7 +58,8 @@ def test_the_same_seed_gives_the_same_walks_and_the_same_counterexample() -> Non
 def test_a_clean_policy_survives_every_walk_and_coverage_is_counted() -> None:
     report = walk("guarded", walks=25)
     assert report.counterexample is None
-    assert report.runs == 25 and report.steps > 25 * 40
+    assert report.runs == 25 * WALKS_PER_EXAMPLE
+    assert report.steps > report.runs * 10  # short rejected plans are among them
     assert report.coverage["invariants"]["no_double_charge"] == report.steps
     assert sum(report.coverage["faults"].values()) > 0
     assert set(report.coverage["deviations"]) >= set(report.coverage["faults"])
@@ -109,4 +110,5 @@ def test_deep_walks_take_more_deviations_and_still_shrink() -> None:
     report = walk("control-no-dedupe", walks=50, max_deviations=6)
     found = report.counterexample
     assert found is not None and found.deviations == 1
-    assert report.notes[0] == "walk 1 failed with 3 deviations"  # more than max_faults
+    words = report.notes[0].split()
+    assert words[:3] == ["walk", "1", "failed"] and int(words[-2]) > 2  # more than max_faults

@@ -28,8 +28,13 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+VALID_PLAN = str(ROOT / "examples" / "proposals" / "valid_openai_chat.json")
+
+
 def _naive_trace(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    argv = ["explore", "--policy", "naive", "--no-seeds", "--seed", "1", "--max-examples", "50"]
+    """naive's counterexample on the valid checkout plan: a fault and what it costs."""
+    argv = ["explore", "--policy", "naive", "--no-seeds", "--seed", "1", "--plan", VALID_PLAN]
     assert main([*argv, "--engine", "systematic", "--trace-out", "t.json", "--json"]) == 1
     capsys.readouterr()
     return dict(json.loads(Path("t.json").read_text("utf-8")))

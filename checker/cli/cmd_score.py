@@ -80,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
 
     contract_path, cases_path = _paths(args)
     contract = load_contract(contract_path) if contract_path is not None else None
+    if contract is not None:
+        from txcheck.cli.contract_warnings import warn_about
+
+        warn_about("score", contract)
     source = cases_path
     console = Console()
     stream = None if args.json else ScoreStream(source)

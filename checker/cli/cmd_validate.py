@@ -2,6 +2,9 @@
 
 - ``validate CONTRACT PROPOSAL``: one proposal. Exit 0 valid, 1 invalid, 2 bad input;
   ``--json`` prints exactly ``Verdict.to_json()`` (a public contract: unchanged).
+- ``--world FILE`` adds the business level, run on checkout's services, generic ones for
+  annotated tools and ``--services``; a call of a tool with none of them cannot be judged,
+  which is exit 2 (a batch: that proposal is a bad line), never a checked level.
 - ``validate CONTRACT PROPOSAL PROPOSAL...`` and ``validate [CONTRACT] --jsonl FILE``: a
   batch (``txcheck.cli.validate_batch``): one result per proposal, then a summary; bad
   files and lines are reported on stderr and the rest is still validated.
@@ -16,7 +19,7 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "world_check"]
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +57,13 @@ def register(subparsers: Any) -> None:
         help="world fixture (txcheck-world/1): turns on the business level",
     )
     parser.add_argument(
+        "--services",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="with --world: your own ServiceSet (or a list) next to checkout; repeatable",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print the verdict as JSON (a batch: JSON Lines, then a summary object)",
@@ -63,6 +73,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     paths: list[str] = args.paths
+    if args.services and not args.world:
+        args.usage_error("--services needs --world (services judge the business level)")
     if args.jsonl is not None:
         if len(paths) > 1:
             args.usage_error(f"with --jsonl, give at most the CONTRACT (got {len(paths)} paths)")
@@ -78,20 +90,40 @@ def run(args: argparse.Namespace) -> int:
     return _single(args, paths[0], paths[1])
 
 
+def world_check(args: argparse.Namespace) -> Any:
+    """The business check of ``--world`` (with ``--services``), or None; the world fixture
+    machinery is only loaded when a world is given."""
+    if not args.world:
+        return None
+    from txcheck.exploration.loading import load_services
+    from txcheck.models.checkout import CHECKOUT
+    from txcheck.models.world_rules import business_check_from_file
+
+    return business_check_from_file(args.world, (CHECKOUT, *load_services(args.services)))
+
+
 def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) -> int:
     """One proposal: the verdict, exactly as ``validate`` has always printed it."""
     from txcheck.cli import EXIT_FOUND, EXIT_OK
     from txcheck.models.contract_loader import load_contract
+    from txcheck.models.errors import InputError
     from txcheck.models.proposal_parser import load_proposal
     from txcheck.models.validation import validate
 
     contract = load_contract(contract_path)
-    plan = load_proposal(proposal_path)
-    business = None
-    if args.world:  # the world fixture machinery is only loaded when a world is given
-        from txcheck.models.world_rules import business_check_from_file
+    if contract.warnings:
+        from txcheck.cli.contract_warnings import warn_about
 
-        business = business_check_from_file(args.world)
+        warn_about("validate", contract)
+    plan = load_proposal(proposal_path)
+    business = world_check(args)
+    if business is not None:
+        problem = business.unjudged(contract, plan.calls)
+        if problem is not None:  # never report a business level that judged nothing
+            raise InputError(
+                f"the business level cannot judge this proposal: {problem}",
+                source=contract.source,
+            )
     verdict = validate(contract, plan, business=business)
     if args.json:
         print(json.dumps(verdict.to_json(), sort_keys=True, indent=2))

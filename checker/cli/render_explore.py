@@ -65,7 +65,8 @@ class ExploreSummary:
             shortened = f", shortened by {found.shortened_by}" if found.shortened_by else ""
             how = one_line(f"{found.invariant} (found by {found.found_by}{shortened}", None)
             yield Text(
-                f"Counterexample for policy {policy}: {how}, {found.deviations} deviations, "
+                f"Counterexample for policy {policy}: {how}, {found.deviations} "
+                f"deviation{'s' * (found.deviations != 1)}, "
                 f"{len(found.execution.steps)} steps)",
                 style="bold red",
             )

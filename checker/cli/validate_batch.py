@@ -29,9 +29,10 @@ from typing import Any
 import attrs
 
 from txcheck.cli import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
+from txcheck.cli.cmd_validate import world_check
+from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.safe_text import one_line
-from txcheck.models.business import BusinessCheck
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import InputError
@@ -40,7 +41,6 @@ from txcheck.models.proposal_parser import load_proposal, parse_proposal
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.models.validation import validate
 from txcheck.models.verdict import Verdict
-from txcheck.models.world_rules import business_check_from_file
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import open_cases
 from txcheck.scoring.reading import LineError, iter_lines
@@ -133,18 +133,19 @@ def _human(item: _Item, verdict: Verdict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _business(args: argparse.Namespace) -> BusinessCheck | None:
-    return business_check_from_file(args.world) if args.world else None
-
-
 def _run(args: argparse.Namespace, items: Iterator[_Item]) -> int:
-    business = _business(args)
+    business = world_check(args)
     batch = _Batch(as_json=args.json)
     for item in items:
         if item.problem is not None:
             batch.error(item)
             continue
         assert item.contract is not None and item.plan is not None
+        problem = None if business is None else business.unjudged(item.contract, item.plan.calls)
+        if problem is not None:
+            unjudged = f"the business level cannot judge it: {problem}"
+            batch.error(attrs.evolve(item, problem=unjudged))
+            continue
         batch.result(item, validate(item.contract, item.plan, business=business))
     return batch.finish()
 
@@ -152,6 +153,7 @@ def _run(args: argparse.Namespace, items: Iterator[_Item]) -> int:
 def run_files(args: argparse.Namespace, contract_path: str, proposals: list[str]) -> int:
     """``validate CONTRACT P1 P2 ...``: each file one proposal."""
     contract = load_contract(contract_path)
+    warn_about("validate", contract)
 
     def items() -> Iterator[_Item]:
         for path in proposals:
@@ -172,7 +174,10 @@ def _problem(error: InputError) -> str:
 
 def run_jsonl(args: argparse.Namespace, contract_path: str | None, path: str) -> int:
     """``validate [CONTRACT] --jsonl FILE``: each line one proposal."""
-    contracts = CaseContracts(load_contract(contract_path) if contract_path else None)
+    contract = load_contract(contract_path) if contract_path else None
+    if contract is not None:
+        warn_about("validate", contract)
+    contracts = CaseContracts(contract)
     handle = open_cases(path)
 
     def items() -> Iterator[_Item]:

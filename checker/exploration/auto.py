@@ -49,8 +49,9 @@ ENGINES: dict[str, Callable[[], Engine]] = {
 }
 """Engine name -> factory; add an engine with one line here."""
 
-AUTO_ORDER: tuple[str, ...] = ("systematic", "hypothesis", "random")
-"""The order ``auto`` runs the engines in: exhaustive first, then generated, then deep."""
+AUTO_ORDER: tuple[str, ...] = ("systematic", "random", "hypothesis")
+"""The order ``auto`` runs the engines in: exhaustive first, then cheap deep walks, then
+generated plans and schedules with Hypothesis's shrinking."""
 
 SHORTEN_SECONDS = 10.0
 """How long ``auto`` may search for a shorter counterexample than a seed's."""

@@ -33,7 +33,7 @@ from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.strategies import PlanSpace, submissions
 from txcheck.exploration.target import Deadline, Target
 from txcheck.models.canonical import stable_hash
-from txcheck.models.choices import Choice, FaultKind
+from txcheck.models.choices import Choice, FaultKind, fault_kind
 from txcheck.models.proposal import Plan, plan_to_json
 
 __all__ = [
@@ -167,6 +167,7 @@ def machine_class(
     advances = st.integers(min_value=0, max_value=ADVANCE_MAX)
     injects = st.integers(min_value=0, max_value=INJECT_ODDS - 1).map(lambda x: x == 1)
     skips = st.integers(min_value=0, max_value=SKIP_MAX)
+    repeats = st.booleans()
     plan_strategy: st.SearchStrategy[tuple[Plan, ...]]
     if target.plans:
         plan_strategy = st.sampled_from(list(target.plans))
@@ -218,7 +219,7 @@ def machine_class(
                 options = self._options()
                 if not options:
                     return
-                self._apply(options[0])
+                self._default_or_repeat(data, options)
             options = self._options()
             if not options:
                 return
@@ -237,8 +238,23 @@ def machine_class(
                     counters.deviation(wanted)
                     self._apply(choice)
                     return
-                self._apply(options[0])
+                self._default_or_repeat(data, options)
                 options = self._options()
+
+        def _default_or_repeat(self, data: st.DataObject, options: list[Choice]) -> None:
+            """The default; or, where the call a fault hit is retried, perhaps that fault
+            again (a free repeat: it costs no deviation, ``txcheck.models.deviation_cost``)."""
+            session = self.session
+            assert session is not None
+            again = [c for c in options[1:] if session.run.free_repeat(c)]
+            repeat: bool = bool(again) and data.draw(repeats)
+            if repeat:
+                kind = fault_kind(again[0], options)
+                if kind is not None:
+                    counters.deviation(kind)
+                self._apply(again[0])
+                return
+            self._apply(options[0])
 
         def _options(self) -> list[Choice]:
             session = self.session

@@ -20,21 +20,37 @@ import time
 from collections.abc import Sequence
 
 from txcheck.exploration.report import Counterexample, EngineReport, Tally
-from txcheck.exploration.representative import representative_plans
 from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.shrink import delta_debug, search_below
 from txcheck.exploration.spread import spread
+from txcheck.exploration.systematic import plan_sets_of
 from txcheck.exploration.target import Deadline, Target
 from txcheck.exploration.workers import Workers
 from txcheck.models.choices import Choice, FaultKind, fault_kind
+from txcheck.models.deviation_cost import deviation_count
 from txcheck.models.runner import Run
 
-__all__ = ["RandomEngine"]
+__all__ = ["BURST", "BURST_ODDS", "STUBBORN", "WALKS_PER_EXAMPLE", "RandomEngine"]
+
+WALKS_PER_EXAMPLE = 10
+"""Walks per unit of ``Budget.max_examples``: a walk costs about a tenth of a Hypothesis
+example (no strategy draws, no shrinking), and deep bugs need thousands of them."""
+BURST = 6
+"""Steps after a deviation during which faults are likelier..."""
+BURST_ODDS = 0.4
+"""...with these odds per step."""
+
+STUBBORN = 0.5
+"""The odds that a walk repeats its last fault when the call it hit is retried (free:
+``txcheck.models.deviation_cost``), so a call can keep failing until the policy gives up."""
 
 
 class _Walk:
     """A chooser: the default with probability ``p``, else a random enabled deviation of
-    an enabled kind, until ``cap`` deviations are used."""
+    an enabled kind, until ``cap`` deviations are used. Faults come in bursts: for
+    ``BURST`` steps after a deviation, the next deviates with odds ``BURST_ODDS``, so a
+    policy's recovery (a lookup after a lost response, a backoff before a retry) meets
+    faults of its own, as recoveries do."""
 
     def __init__(self, rng: random.Random, kinds: frozenset[FaultKind], p: float, cap: int) -> None:
         self.rng = rng
@@ -42,11 +58,22 @@ class _Walk:
         self.p = p
         self.cap = cap
         self.kinds_taken: list[FaultKind] = []
+        self.burst = 0
 
     def __call__(self, run: Run, options: Sequence[Choice]) -> Choice | None:
-        if len(self.kinds_taken) >= self.cap:
+        again = [c for c in options[1:] if run.free_repeat(c)]
+        if again and self.rng.random() < STUBBORN:
+            # the same fault on the retried call: free, and how retry budgets are found
+            choice = again[0]
+            kind = fault_kind(choice, options)
+            if kind is not None:
+                self.kinds_taken.append(kind)
+            return choice
+        if len(self.kinds_taken) >= self.cap and deviation_count(run.steps) >= self.cap:
             return None
-        if self.rng.random() < self.p:
+        odds = BURST_ODDS if self.burst else 1 - self.p
+        self.burst = max(0, self.burst - 1)
+        if self.rng.random() >= odds:
             return options[0]
         allowed = [
             (c, kind)
@@ -57,11 +84,13 @@ class _Walk:
             return options[0]
         choice, kind = self.rng.choice(allowed)
         self.kinds_taken.append(kind)
+        self.burst = BURST
         return choice
 
 
 class RandomEngine:
-    """Seeded random walks (``budget.max_examples`` of them, or until the deadline), each
+    """Seeded random walks (``budget.max_examples * WALKS_PER_EXAMPLE`` of them, or until
+    the deadline; each walk's plans drawn with weights by their number of calls), each
     with up to ``max_deviations`` deviations (default: the target's ``max_faults``; more
     for deep runs). ``shrink=False`` reports the failing walk as found."""
 
@@ -87,17 +116,19 @@ class RandomEngine:
         started = time.monotonic()
         counters = tally if tally is not None else Tally()
         rng = random.Random(target.budget.seed or 0)
-        plan_sets = target.plans or tuple(representative_plans(target.contract, target.fixture))
+        plan_sets = tuple(entry.plans for entry in plan_sets_of(target))
+        # longer runs offer more places to fail: weigh each plan set by its calls
+        weights = [sum(len(plan.calls) for plan in plans) for plans in plan_sets]
         cap = self.max_deviations
         if cap is None:
             cap = target.bounds.max_faults
         kinds_all = tuple(FaultKind)
         failing: Execution | None = None
         notes: list[str] = []
-        for walk in range(target.budget.max_examples):
+        for walk in range(target.budget.max_examples * WALKS_PER_EXAMPLE):
             if deadline.expired() or not plan_sets:
                 break
-            plans = plan_sets[walk % len(plan_sets)]
+            plans = rng.choices(plan_sets, weights)[0]
             kinds = frozenset(k for k in kinds_all if rng.random() < 0.5) or frozenset(
                 {rng.choice(kinds_all)}
             )

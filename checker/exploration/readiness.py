@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from txcheck.exploration.plan_space import PlanSpace
 from txcheck.exploration.schema_draw import first_draw_problem
 from txcheck.exploration.target import Target
+from txcheck.models import behaviour
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.contract_checks import CONTRACT_DOC
 from txcheck.models.errors import InputError
@@ -36,27 +37,12 @@ __all__ = [
 
 def served_tools(target: Target) -> frozenset[str]:
     """The contract's tools a registered service serves."""
-    return frozenset(
-        name
-        for service in target.services
-        for name in service.handlers
-        if target.contract.tool(name) is not None
-    )
+    return behaviour.served_tools(target.contract, target.services)
 
 
 def tools_without_behaviour(target: Target, names: Sequence[str]) -> list[str]:
     """Those of ``names`` no service serves and no annotation describes (sorted)."""
-    served = served_tools(target)
-    contract = target.contract
-    return sorted(
-        {
-            name
-            for name in names
-            if (tool := contract.tool(name)) is not None
-            and name not in served
-            and not tool.annotated
-        }
-    )
+    return behaviour.tools_without_behaviour(target.contract, target.services, names)
 
 
 def check_ready(target: Target, plan_sets: Sequence[Sequence[Plan]] | None = None) -> None:
@@ -96,21 +82,7 @@ def readiness_problem(target: Target, plan_sets: Sequence[Sequence[Plan]]) -> st
 
 def behaviour_problem(target: Target, names: Sequence[str]) -> str | None:
     """What is wrong when some of the tools ``names`` has no behaviour, or None."""
-    missing = tools_without_behaviour(target, names)
-    if not missing:
-        return None
-    one = len(missing) == 1
-    return (
-        f"{_listed(missing)} no behaviour: no service serves {'it' if one else 'them'} and "
-        f"the contract does not say what {'it does' if one else 'they do'}; describe "
-        f"{'it' if one else 'them'} in 'x-txcheck' (an 'effect') or MCP 'annotations', or "
-        f"pass --services ({CONTRACT_DOC})"
-    )
-
-
-def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(n) for n in names)
-    return f"tool {shown} has" if len(names) == 1 else f"tools {shown} have"
+    return behaviour.behaviour_problem(target.contract, target.services, names)
 
 
 def _unbuildable_compensations(

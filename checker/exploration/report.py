@@ -16,7 +16,7 @@ from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import FaultKind
 from txcheck.models.proposal import Plan
 
-__all__ = ["Counterexample", "Engine", "EngineReport", "Tally", "outcome_of"]
+__all__ = ["Counterexample", "Engine", "EngineReport", "PlanBound", "Tally", "outcome_of"]
 
 
 @attrs.frozen(kw_only=True)
@@ -159,6 +159,25 @@ class Tally:
 
 
 @attrs.frozen(kw_only=True)
+class PlanBound:
+    """How far the systematic search got on one plan set: the last deviation bound it
+    finished (None: not even zero), its distinct states, and why it stopped short."""
+
+    label: str
+    reached: int | None
+    states: int
+    stopped: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plans": self.label,
+            "exhaustive_bound": self.reached,
+            "states": self.states,
+            "stopped": self.stopped or None,
+        }
+
+
+@attrs.frozen(kw_only=True)
 class EngineReport:
     """What an engine covered and what it found.
 
@@ -182,6 +201,8 @@ class EngineReport:
     writes: int = 0
     bound: int | None = None
     """The deviation bound the engine was asked to search (the systematic engine)."""
+    plans: tuple[PlanBound, ...] = ()
+    """The bound reached on each plan set (the systematic engine)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -193,6 +214,7 @@ class EngineReport:
             "bound": self.bound,
             "complete": self.complete,
             "writes": self.writes,
+            "plans": [p.to_json() for p in self.plans],
             "coverage": {k: dict(sorted(v.items())) for k, v in sorted(self.coverage.items())},
             "found": None if self.counterexample is None else self.counterexample.to_json(),
             "notes": list(self.notes),

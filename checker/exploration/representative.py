@@ -14,6 +14,13 @@ same plans.
 type in a later call, a side effect without its key, two steps swapped, the last step
 dropped): a policy must reject each whole before any call runs, which a policy that
 validates lazily or partly does not.
+
+``search_plans`` is what the systematic and random engines search when given no plans,
+each set labelled for reports: every representative plan; a plan of one
+call for each write tool (a lone ``create_order`` is an incomplete checkout: a policy
+that waves short plans through runs it); the near-valid variants; each workflow run on
+two resources stage by stage (two orders: a failure at the end makes the saga undo both,
+two refunds included); and each representative plan submitted twice.
 """
 
 from __future__ import annotations
@@ -21,12 +28,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from txcheck.models.contract import Contract, Tool, Workflow
 from txcheck.models.fixture import WorldFixture
-from txcheck.models.proposal import Plan
+from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.models.validation import validate
 
-__all__ = ["NEAR_VALID", "near_valid_plans", "representative_plans"]
+__all__ = [
+    "NEAR_VALID",
+    "PlanSet",
+    "near_valid_plans",
+    "one_call_plans",
+    "representative_plans",
+    "search_plans",
+    "two_resource_plans",
+]
+
+
+@attrs.frozen
+class PlanSet:
+    """The plans of one run (one orchestrator instance each), and what to call them."""
+
+    label: str
+    plans: tuple[Plan, ...]
+
 
 NEAR_VALID: tuple[str, ...] = ("wrong_type", "missing_key", "swap_steps", "drop_step")
 """The one-mistake variants ``near_valid_plans`` makes of each representative plan, in
@@ -38,22 +64,27 @@ def representative_plans(contract: Contract, fixture: WorldFixture) -> list[tupl
 
     A contract without workflows gets one single-call plan per side-effecting tool.
     """
-    singles: list[Plan] = []
+    singles = [plan for _, plan in _named_singles(contract, fixture)]
+    return [(p,) for p in singles] + [(p, p) for p in singles]
+
+
+def _named_singles(contract: Contract, fixture: WorldFixture) -> list[tuple[str, Plan]]:
+    """The representative single plans, each with the workflow (or tool) it runs."""
+    singles: list[tuple[str, Plan]] = []
     taken = {str(k) for k in fixture.document.get("orders", {})}
     for index, workflow in enumerate(contract.workflows):
         plan = _workflow_plan(contract, fixture, workflow, index + 1, taken)
         if plan is not None:
-            singles.append(plan)
+            singles.append((workflow.name, plan))
     if not contract.workflows:
         for index, name in enumerate(sorted(contract.tools)):
             tool = contract.tools[name]
             if tool.has_side_effect:
-                steps = (name,)
-                flow = Workflow(name=name, steps=steps)
+                flow = Workflow(name=name, steps=(name,))
                 plan = _workflow_plan(contract, fixture, flow, index + 1, taken)
                 if plan is not None:
-                    singles.append(plan)
-    return [(p,) for p in singles] + [(p, p) for p in singles]
+                    singles.append((name, plan))
+    return singles
 
 
 def near_valid_plans(contract: Contract, fixture: WorldFixture) -> list[tuple[Plan, ...]]:
@@ -207,3 +238,64 @@ def _example(spec: Mapping[str, Any], hint: str) -> Any:
     low, high = int(spec.get("minLength", 0)), spec.get("maxLength")
     text = text + "x" * max(0, low - len(text))
     return text[: int(high)] if high is not None else text
+
+
+def one_call_plans(contract: Contract, fixture: WorldFixture) -> list[tuple[Plan, ...]]:
+    """A plan of one call for each write tool, on a new resource with consistent values;
+    valid for a tool that is a workflow of its own, an incomplete workflow otherwise."""
+    taken = {str(k) for k in fixture.document.get("orders", {})}
+    plans: list[tuple[Plan, ...]] = []
+    for index, name in enumerate(sorted(contract.tools)):
+        tool = contract.tools[name]
+        if not tool.has_side_effect:
+            continue
+        shared = _shared_values(fixture, 100 + index, taken)
+        plans.append((Plan.of((name, _arguments(tool, shared, f"{name}-alone"))),))
+    return plans
+
+
+def two_resource_plans(contract: Contract, fixture: WorldFixture) -> list[tuple[Plan, ...]]:
+    """Each workflow of two or more steps run on two new resources, stage by stage (both
+    first steps, then both second steps, ...): a failure at the last step leaves every
+    earlier step of both to undo."""
+    return [plans for _, plans in _two_resource(contract, fixture)]
+
+
+def _two_resource(contract: Contract, fixture: WorldFixture) -> list[tuple[str, tuple[Plan, ...]]]:
+    taken = {str(k) for k in fixture.document.get("orders", {})}
+    plans: list[tuple[str, tuple[Plan, ...]]] = []
+    for index, workflow in enumerate(contract.workflows):
+        tools = [contract.tool(step) for step in workflow.steps]
+        if len(tools) < 2 or any(t is None for t in tools):
+            continue
+        first = _shared_values(fixture, 200 + 2 * index, taken)
+        second = _shared_values(fixture, 201 + 2 * index, taken)
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for position, tool in enumerate(tools, start=1):
+            assert tool is not None
+            for side, shared in (("a", first), ("b", second)):
+                key = f"{workflow.name}-two-{side}-{position}"
+                calls.append((tool.name, _arguments(tool, shared, key)))
+        plans.append((workflow.name, (Plan.of(*calls),)))
+    return plans
+
+
+def search_plans(contract: Contract, fixture: WorldFixture) -> list[PlanSet]:
+    """What the systematic and random engines search when given no plans (see the module
+    docstring), labelled, in that order, each plan set once."""
+    singles = _named_singles(contract, fixture)
+    found = [PlanSet(name, (plan,)) for name, plan in singles]
+    found += [PlanSet(f"{p[0].calls[0].name} alone", p) for p in one_call_plans(contract, fixture)]
+    for name, plan in singles:
+        calls = [(c.name, dict(c.arguments or {})) for c in plan.calls]
+        for mistake in NEAR_VALID:
+            changed = _one_mistake(contract, mistake, calls)
+            if changed is not None and not validate(contract, Plan.of(*changed)).valid:
+                found.append(PlanSet(f"{name} with one mistake ({mistake})", (Plan.of(*changed),)))
+    for name, plans in _two_resource(contract, fixture):
+        found.append(PlanSet(f"{name} on two resources", plans))
+    found += [PlanSet(f"{name}, submitted twice", (plan, plan)) for name, plan in singles]
+    unique: dict[str, PlanSet] = {}
+    for entry in found:
+        unique.setdefault(str([plan_to_json(p) for p in entry.plans]), entry)
+    return list(unique.values())

@@ -21,6 +21,7 @@ import attrs
 from txcheck.exploration.target import Target
 from txcheck.invariants import Invariant, Kind
 from txcheck.models.choices import Choice, Part, fault_kind
+from txcheck.models.deviation_cost import deviation_count
 from txcheck.models.errors import PolicyStuck, UserCodeError
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run, Step, StepLimitExceeded
@@ -104,8 +105,10 @@ class Execution:
 
     @property
     def deviations(self) -> int:
-        """How many steps took a choice other than the default."""
-        return sum(1 for step in self.run.steps if step.deviation)
+        """How many deviations the run took: each step that took a choice other than the
+        default, except free repeats of one fault on one retried call
+        (``txcheck.models.deviation_cost``)."""
+        return deviation_count(self.run.steps)
 
     @property
     def ok(self) -> bool:

@@ -35,24 +35,48 @@ import time
 import attrs
 
 from txcheck.exploration.independence import Moment
-from txcheck.exploration.report import Counterexample, EngineReport, Tally
-from txcheck.exploration.representative import representative_plans
+from txcheck.exploration.report import Counterexample, EngineReport, PlanBound, Tally
+from txcheck.exploration.representative import PlanSet, search_plans
 from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.visited import FingerprintTable, collision_odds
 from txcheck.models.choices import Action, Choice, FaultKind, fault_kind
 from txcheck.models.proposal import Plan
-from txcheck.models.runner import Step
 
-__all__ = ["SystematicEngine"]
+__all__ = ["SystematicEngine", "plan_sets_of"]
+
+
+@attrs.frozen
+class _Path:
+    """The choices of one explored run, sharing its parent's: the parent's first ``cut``
+    choices, then ``choices`` (with the deviation kind of each, None on the default
+    schedule). A run keeps only what it added, so the frontier holds a tree of choices,
+    not a copy of every prefix."""
+
+    parent: _Path | None
+    cut: int
+    choices: tuple[Choice, ...]
+    kinds: tuple[FaultKind | None, ...]
+
+    def moves(self, upto: int) -> list[tuple[Choice, FaultKind | None]]:
+        """The run's first ``upto`` choices and kinds."""
+        head = [] if self.parent is None else self.parent.moves(min(upto, self.cut))
+        if upto > self.cut:
+            count = upto - self.cut
+            head.extend(zip(self.choices[:count], self.kinds[:count], strict=True))
+        return head
+
+
+_ROOT = _Path(parent=None, cut=0, choices=(), kinds=())
 
 
 @attrs.frozen
 class _Node:
-    """A branch: the parent's steps up to ``cut``, then the deviation ``alt``;
+    """A branch: the first ``cut`` choices of ``path``, then the deviation ``alt``;
     ``positions`` are the actors' input digests at ``cut`` (to fingerprint states without
     digesting the replayed prefix again)."""
 
-    base: tuple[Step, ...]
+    path: _Path
     cut: int
     alt: Choice | None
     positions: tuple[bytes, ...] = ()
@@ -76,7 +100,11 @@ class _Found:
 
 
 class _Stop(Exception):
-    """The budget ran out (time or states) in the middle of a level."""
+    """The time ran out (or the search was interrupted) in the middle of a level."""
+
+
+class _Spent(Exception):
+    """One plan set used its share of the state budget in the middle of a level."""
 
 
 @attrs.define
@@ -96,41 +124,68 @@ class _PlanSearch:
         *,
         prune: bool,
         stats: _Stats,
+        label: str = "",
     ) -> None:
         self.target = target
         self.plans = plans
+        self.label = label
+        self.states = 0
+        """Distinct states this plan set's search reached."""
+        self.reached: int | None = None
+        """The last level it finished without a counterexample."""
+        self.stopped = ""
+        """Why it stopped before the bound asked for (empty: it did not)."""
         self.limit = target.bounds.max_faults
         self.max_steps = target.bounds.max_steps
         self.prune = prune
+        self.time_blind = target.time_blind
         self.stats = stats
-        self.frontier: dict[int, list[_Node]] = {0: [_Node((), 0, None)]}
-        self.visited: dict[bytes, tuple[int, int]] = {}
+        self.frontier: dict[int, list[_Node]] = {0: [_Node(_ROOT, 0, None)]}
+        self.visited = FingerprintTable()
+        self._resume_level: int | None = None
+        self._resume: tuple[_Found | None, int] = (None, 0)
 
-    def level(self, deviations: int, bound: int | None, deadline: Deadline) -> _Found | None:
-        """Explore every branch with exactly ``deviations`` deviations; the shortest
-        counterexample (shorter than ``bound`` steps), if any."""
-        best: _Found | None = None
-        nodes = self.frontier.pop(deviations, [])
-        max_states = self.target.bounds.max_states
-        for node in nodes:
+    def pending(self) -> int:
+        """Branches of the level in progress not yet explored (a measure of what finishing
+        it still costs)."""
+        if self._resume_level is None:
+            return 0
+        return len(self.frontier.get(self._resume_level, ())) - self._resume[1]
+
+    def level(
+        self, deviations: int, bound: int | None, deadline: Deadline, cap: int
+    ) -> _Found | None:
+        """Explore every branch with exactly ``deviations`` deviations, reaching at most
+        ``cap`` distinct states in all (``_Spent`` past it; calling again with a larger
+        cap resumes where it stopped); the shortest counterexample (shorter than
+        ``bound`` steps), if any."""
+        nodes = self.frontier.setdefault(deviations, [])  # free repeats join it as it runs
+        best, index = self._resume if self._resume_level == deviations else (None, 0)
+        while index < len(nodes):
             if deadline.expired():
                 raise _Stop("interrupted" if deadline.interrupted else "time budget exhausted")
-            if self.stats.states >= max_states:
-                raise _Stop(f"state budget exhausted ({max_states} states)")
+            if self.states >= cap:
+                self._resume_level, self._resume = deviations, (best, index)
+                raise _Spent(f"the state budget ran out at {deviations} deviations")
+            node = nodes[index]
+            index += 1
             limit = best.length if best is not None else bound
             if limit is not None and node.cut + 1 >= limit:
                 continue
             found = self._branch(node, deviations, limit)
             if found is not None and (best is None or found.length < best.length):
                 best = found
+        self._resume_level, self._resume = None, (None, 0)
+        del self.frontier[deviations]
         return best
 
     def _branch(self, node: _Node, deviations: int, bound: int | None) -> _Found | None:
         session = Session(self.target, self.plans, track_positions=self.prune and node.alt is None)
         tally = self.stats.tally
         tally.runs += 1
-        children: list[tuple[int, Choice, tuple[bytes, ...]]] = []
-        session.replay_checked(node.base[: node.cut])
+        children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
+        for choice, kind in node.path.moves(node.cut):
+            session.run.apply(choice, deviation=kind is not None, kind=kind)
         self.stats.replayed += node.cut
         if self.prune and node.alt is not None:
             session.run.track(node.positions)
@@ -146,9 +201,16 @@ class _PlanSearch:
         tally.session(session)
         tally.steps -= node.cut  # the replayed prefix was counted by the parent
         if children:
-            base = tuple(session.steps)
-            queue = self.frontier.setdefault(deviations + 1, [])
-            queue.extend(_Node(base, cut, alt, positions) for cut, alt, positions in children)
+            taken = session.steps[node.cut :]
+            path = _Path(
+                parent=node.path,
+                cut=node.cut,
+                choices=tuple(step.choice for step in taken),
+                kinds=tuple(step.kind if step.deviation else None for step in taken),
+            )
+            for cut, alt, positions, cost in children:
+                queue = self.frontier.setdefault(deviations + cost, [])
+                queue.append(_Node(path, cut, alt, positions))
         return found
 
     def _follow(
@@ -156,7 +218,7 @@ class _PlanSearch:
         session: Session,
         deviations: int,
         bound: int | None,
-        children: list[tuple[int, Choice, tuple[bytes, ...]]],
+        children: list[tuple[int, Choice, tuple[bytes, ...], int]],
     ) -> _Found | None:
         """Follow the default schedule from here, checking every state, until a
         violation, quiescence, a state already covered or the bound."""
@@ -177,9 +239,11 @@ class _PlanSearch:
                     return None
                 if seen is None:
                     self.stats.states += 1
-                self.visited[key] = (deviations, steps)
+                    self.states += 1
+                self.visited.put(key, deviations, steps)
             else:
                 self.stats.states += 1
+                self.states += 1
             if steps and session.check(steps - 1):
                 return self._found(session, deviations)
             options = run.choices()
@@ -190,21 +254,26 @@ class _PlanSearch:
                 return None
             if session.over_limit():
                 return self._found(session, deviations)
-            if deviations < self.limit:
+            if deviations < self.limit or any(run.free_repeat(alt) for alt in options[1:]):
                 positions = run.positions() if self.prune else ()
                 covered = offered
                 offered = set()
                 for alt in options[1:]:
+                    cost = 0 if run.free_repeat(alt) else 1
+                    if deviations + cost > self.limit:
+                        continue
                     if self.prune:
                         if alt.action is Action.CRASH and run.fresh(alt.actor):
                             continue  # a restart where it stands: nothing changes
+                        if alt.action is Action.JUMP and self.time_blind and not run.time_matters():
+                            continue  # a shift in time and nothing else
                         if alt in asleep or (
                             alt.action is Action.CRASH and alt.actor == absorbed and alt in covered
                         ):
                             offered.add(alt)
                             continue
                     offered.add(alt)
-                    children.append((steps, alt, positions))
+                    children.append((steps, alt, positions, cost))
                 if self.prune:
                     asleep, absorbed = self._reduce(session, options, offered)
             if session.apply(options[0], check=False) is None:
@@ -244,38 +313,93 @@ class SystematicEngine:
         self, target: Target, deadline: Deadline, tally: Tally | None = None
     ) -> EngineReport:
         started = time.monotonic()
-        plan_sets = target.plans or tuple(representative_plans(target.contract, target.fixture))
         stats = _Stats(tally=tally if tally is not None else Tally())
         searches = [
-            _PlanSearch(target, tuple(plans), prune=self.prune, stats=stats) for plans in plan_sets
+            _PlanSearch(target, entry.plans, prune=self.prune, stats=stats, label=entry.label)
+            for entry in plan_sets_of(target)
         ]
-        exhaustive: int | None = None
         found: _Found | None = None
         notes: list[str] = []
         max_faults = target.bounds.max_faults
+        max_states = target.bounds.max_states
+        active = list(searches)  # with a level still to search
+        level_of = {id(search): 0 for search in searches}
+        waiting: set[int] = set()  # used their share: resume once every other one has
+        favoured = 0  # the one given all that is left
+        found_at: int | None = None
         try:
-            for deviations in range(max_faults + 1):
-                best: _Found | None = None
-                for search in searches:
-                    bound = best.length if best is not None else None
-                    result = search.level(deviations, bound, deadline)
-                    if result is not None and (best is None or result.length < best.length):
-                        best = result
-                if best is not None:
-                    found = best
-                    break
-                exhaustive = deviations
+            while active:
+                ready = [s for s in active if id(s) not in waiting]
+                if not ready:
+                    # every one used its share: what is left goes to the one closest to
+                    # finishing a level (the lowest level, the fewest branches left), so that
+                    # one bound is proved rather than several half-searched
+                    if max_states - stats.states < 1:
+                        for search in active:
+                            level = level_of[id(search)]
+                            search.stopped = f"the state budget ran out at {level} deviations"
+                        break
+                    chosen = min(active, key=lambda s: (level_of[id(s)], s.pending()))
+                    waiting.discard(id(chosen))
+                    favoured = id(chosen)
+                    continue
+                # the lowest level first (no plan set runs ahead of another's shallower
+                # level, so the first counterexample has the fewest deviations), the
+                # cheapest so far among equals
+                search = min(ready, key=lambda s: (level_of[id(s)], s.states))
+                deviations = level_of[id(search)]
+                if found_at is not None and deviations > found_at:
+                    active.remove(search)
+                    continue
+                left = max_states - stats.states
+                share = left if id(search) == favoured else max(1, left // len(active))
+                bound = found.length if found is not None and found_at == deviations else None
+                try:
+                    result = search.level(deviations, bound, deadline, search.states + share)
+                except _Spent:
+                    waiting.add(id(search))
+                    continue
+                if result is not None:
+                    if found is None or found_at != deviations or result.length < found.length:
+                        found = result
+                    found_at = deviations
+                    active.remove(search)
+                    continue
+                search.reached = deviations
+                if deviations == max_faults:
+                    active.remove(search)
+                else:
+                    level_of[id(search)] = deviations + 1
         except _Stop as stop:
             notes.append(f"stopped early: {stop}")
+            for search in active:
+                if not search.stopped:
+                    search.stopped = f"{stop}"
+        reached = [s.reached for s in searches]
+        exhaustive = (
+            None if any(r is None for r in reached) else min(r for r in reached if r is not None)
+        )
         counterexample = None
         if found is not None:
             execution = found.execution()
             counterexample = Counterexample(
                 found_by=self.name, plans=execution.plans, execution=execution
             )
-        complete = found is None and exhaustive == max_faults
+        complete = found is None and all(r == max_faults for r in reached)
+        short = [s for s in searches if s.stopped]
+        if short and found is None and not notes:  # not already said: the time ran out
+            notes.append(
+                f"stopped early: the state budget ({max_states:,} states) ran out on "
+                f"{len(short)} of {len(searches)} plan sets"
+            )
         tally_ = stats.tally
         notes.append(f"replayed {stats.replayed} prefix steps in {tally_.runs} runs")
+        if self.prune and stats.states > 1:
+            held = sum(search.visited.nbytes() for search in searches)
+            notes.append(
+                f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
+                f"that two of them collided are below {collision_odds(stats.states):.0e}"
+            )
         return EngineReport(
             engine=self.name,
             runs=tally_.runs,
@@ -289,4 +413,19 @@ class SystematicEngine:
             bound=max_faults,
             seconds=time.monotonic() - started,
             notes=tuple(notes),
+            plans=tuple(
+                PlanBound(label=s.label, reached=s.reached, states=s.states, stopped=s.stopped)
+                for s in searches
+            ),
         )
+
+
+def plan_sets_of(target: Target) -> list[PlanSet]:
+    """The plan sets a search covers: the target's, labelled by position, or else
+    ``search_plans`` of its contract and world."""
+    if target.plans:
+        return [
+            PlanSet(f"plans {index}" if len(target.plans) > 1 else "the plans", tuple(plans))
+            for index, plans in enumerate(target.plans, start=1)
+        ]
+    return search_plans(target.contract, target.fixture)

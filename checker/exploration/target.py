@@ -19,6 +19,7 @@ import attrs
 
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant, Kind
 from txcheck.models.checkout import CHECKOUT
+from txcheck.models.choices import Part
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError
@@ -143,6 +144,19 @@ class Target:
     def suite(self) -> Suite:
         return Suite.of(self.invariants)
 
+    @cached_property
+    def time_blind(self) -> bool:
+        """Whether no invariant can see absolute times (the clock, when a record was made,
+        when an operation committed), so states that differ by a shift in time are one
+        state to a search (``World.relative_time``). The built-in invariants are; a user's
+        invariant is when it declares ``reads`` without the clock, the idempotency store
+        or the operations log."""
+        timed = {Part.CLOCK, Part.STORE, Part.OPERATIONS}
+        return all(
+            check in DEFAULT_INVARIANTS or (check.reads is not None and not check.reads & timed)
+            for check in self.invariants
+        )
+
     def world(self) -> World:
         """A fresh world for one run: the fixture's state, served by the target's services."""
         return World(
@@ -150,6 +164,7 @@ class Target:
             fixture=self.fixture,
             services=self.services,
             outbox=self.policy.uses_outbox,
+            relative_time=self.time_blind,
         )
 
     def run(

@@ -48,6 +48,10 @@ class ExploreVerdict:
         }
 
 
+def _deviations(n: int) -> str:
+    return f"{n} deviation{'s' * (n != 1)}"
+
+
 def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
     systematic = [r for r in result.reports if r.engine == "systematic"]
     if not systematic:
@@ -56,13 +60,27 @@ def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
     searched = report.bound if report.bound is not None else asked
     reached = report.exhaustive_bound
     if report.counterexample is not None:
-        below = "no level" if reached is None else f"{reached} deviation{'s' * (reached != 1)}"
+        below = "no level" if reached is None else _deviations(reached)
         return f"exhaustive to {below} before the counterexample", reached, report.complete
     if report.complete:
-        return f"exhaustive to {searched} deviation{'s' * (searched != 1)}", reached, True
-    stopped = next((n for n in report.notes if n.startswith("stopped early")), "stopped early")
+        count = len(report.plans)
+        on = f" on all {count} plan sets" if count > 1 else ""
+        return f"exhaustive to {_deviations(searched)}{on}", reached, True
     shown = "no level" if reached is None else str(reached)
-    return f"exhaustive to {shown} of {searched} deviations ({stopped})", reached, False
+    text = f"exhaustive to {shown} of {searched} deviations"
+    full = [p for p in report.plans if p.reached == searched]
+    if full:
+        lower = ", ".join(
+            f"{p.label} {'none' if p.reached is None else p.reached}"
+            for p in report.plans
+            if p.reached != searched
+        )
+        text += f" ({searched} on {len(full)} of {len(report.plans)} plan sets; lower: {lower})"
+    else:
+        stopped = next((n for n in report.notes if n.startswith("stopped early")), "")
+        why = stopped.removeprefix("stopped early: ") or "stopped early"
+        text += f" ({why})"
+    return text, reached, False
 
 
 def verdict_of(

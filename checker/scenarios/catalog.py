@@ -1,4 +1,4 @@
-"""The 14 named scenarios and 5 positive controls of BRIEF.md, as fixed data.
+"""The 14 named scenarios and 5 positive controls, as fixed data.
 
 A ``Scenario`` is a fixed plan (or two) plus a fixed script of deviations from the default
 schedule, written as ``txcheck.exploration.schedule`` values so a reader sees "the charge's

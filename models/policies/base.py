@@ -29,7 +29,14 @@ from txcheck.models.requests import (
     SeenCheck,
 )
 
-__all__ = ["UNDO_SUFFIX", "ActorGen", "OrchestratorContext", "Policy", "undo_arguments"]
+__all__ = [
+    "UNDO_SUFFIX",
+    "ActorGen",
+    "OrchestratorContext",
+    "Policy",
+    "operation_id",
+    "undo_arguments",
+]
 
 ActorGen = Generator[Request, Any, None]
 
@@ -55,18 +62,23 @@ class OrchestratorContext:
 
     def operation_id(self) -> str:
         """A durable id for the plan's business operation, to ``Claim`` before anything
-        runs: the same plan submitted twice is one operation, even under other
-        idempotency keys (a model asked twice writes fresh ones). Like a service's
-        ``Lookup``, it goes by each call's intent: its arguments but a pure idempotency
-        key."""
-        body: list[list[Any]] = []
-        for call in self.plan.calls:
-            tool = self.tool(call)
-            if tool is None or call.arguments is None:
-                body.append([call.name, call.raw_arguments])
-            else:
-                body.append([call.name, tool.intent_arguments(call.arguments)])
-        return "op_" + stable_hash(body)[:16]
+        runs (``operation_id``)."""
+        return operation_id(self.plan, self.contract)
+
+
+def operation_id(plan: Plan, contract: Contract) -> str:
+    """The durable id of ``plan``'s business operation: the same plan submitted twice is
+    one operation, even under other idempotency keys (a model asked twice writes fresh
+    ones). Like a service's ``Lookup``, it goes by each call's intent: its arguments but a
+    pure idempotency key."""
+    body: list[list[Any]] = []
+    for call in plan.calls:
+        tool = contract.tool(call.name)
+        if tool is None or call.arguments is None:
+            body.append([call.name, call.raw_arguments])
+        else:
+            body.append([call.name, tool.intent_arguments(call.arguments)])
+    return "op_" + stable_hash(body)[:16]
 
 
 UNDO_SUFFIX = "~undo"

@@ -1,4 +1,4 @@
-"""``guarded``: the full production chain of BRIEF.md, and the switches its controls flip.
+"""``guarded``: the full production chain, and the switches its controls flip.
 
 - a durable operation id claimed first, so a second submission of the same plan (a
   double click) attaches to the first instead of running again;

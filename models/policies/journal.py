@@ -1,7 +1,7 @@
 """The guarded policy's durable journal, and how a restarted instance reads it back.
 
-Entries are plain JSON objects appended through ``JournalAppend``. Phases follow BRIEF.md:
-PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, or REJECTED, or MANUAL; a second
+Entries are plain JSON objects appended through ``JournalAppend``. Phases follow the
+production chain: PROPOSED -> VALIDATED -> EXECUTING -> RECONCILED, or REJECTED, or MANUAL; a second
 submission of the same operation ends ATTACHED to the instance that owns it. Per call the
 journal records each attempt *before* it is sent (so the attempt count survives crashes),
 then the call's result.

@@ -1,0 +1,275 @@
+"""What the search reaches: the plan shapes bugs hide in, repeated faults on one retried
+call at the cost of one deviation, time shifts that are no new state, per-plan bounds,
+and a compact visited set. The regression mutants of tests/blind_spots.py are positive
+controls: each was missed before, and must be caught now."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from tests.blind_spots import (
+    DedupeOnTypeAndOrder,
+    FailedLookupNotCommitted,
+    RetryTimeoutsForever,
+    SkipValidationForOneCall,
+)
+from txcheck.cli import main
+from txcheck.exploration.representative import representative_plans, search_plans
+from txcheck.exploration.session import Session, execute
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Bounds, Deadline, Target
+from txcheck.exploration.visited import FingerprintTable, collision_odds
+from txcheck.invariants import DEFAULT_INVARIANTS, always
+from txcheck.models.choices import Action, Choice, Outcome, Part
+from txcheck.models.contract_loader import default_contract
+from txcheck.models.deviation_cost import REPEAT_LIMIT, deviation_count
+from txcheck.models.fixture import default_fixture
+from txcheck.models.policies import Guarded
+from txcheck.models.runner import CLOCK, Step
+from txcheck.models.validation import validate
+from txcheck.models.world_rules import WorldBusinessCheck
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+SINGLE = representative_plans(CONTRACT, FIXTURE)[0]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+# -- plan shapes --------------------------------------------------------------------------------
+
+
+def test_search_plans_cover_one_call_near_valid_two_resource_and_double_click_shapes() -> None:
+    sets = search_plans(CONTRACT, FIXTURE)
+    labels = [s.label for s in sets]
+    writes = sorted(n for n, t in CONTRACT.tools.items() if t.has_side_effect)
+    assert labels[0] == "checkout"
+    assert [f"{w} alone" for w in writes] == [label for label in labels if label.endswith("alone")]
+    assert sum("with one mistake" in label for label in labels) == 4
+    assert "checkout on two resources" in labels and labels[-1] == "checkout, submitted twice"
+    two = next(s for s in sets if s.label == "checkout on two resources").plans[0]
+    orders = {c.arguments["order_id"] for c in two.calls if c.arguments is not None}
+    assert len(two.calls) == 8 and len(orders) == 2
+    business = WorldBusinessCheck(fixture=FIXTURE)
+    assert validate(CONTRACT, two, business=business).valid
+    for entry in sets:
+        if "mistake" in entry.label or entry.label == "create_order alone":
+            assert not validate(CONTRACT, entry.plans[0]).valid
+    again = search_plans(CONTRACT, FIXTURE)
+    assert [s.label for s in again] == labels  # deterministic
+
+
+# -- repeated faults -----------------------------------------------------------------------------
+
+
+def _fault_step(index: int, call: str, outcome: str = "timeout_before_commit") -> Step:
+    return Step(
+        index=index,
+        choice=Choice("orchestrator-1", Action.COMPLETE, Outcome(outcome)),
+        deviation=True,
+        request={"kind": "Invoke", "call": call, "tool": "charge_payment"},
+    )
+
+
+def test_the_same_fault_on_the_same_retried_call_costs_one_deviation() -> None:
+    same = [_fault_step(i, "call_3") for i in range(4)]
+    assert deviation_count(same) == 1
+    assert deviation_count([*same[:2], _fault_step(2, "call_4")]) == 2
+    other = [_fault_step(0, "call_3"), _fault_step(1, "call_3", "transient_error")]
+    assert deviation_count(other) == 2
+    long = [_fault_step(i, "call_3") for i in range(REPEAT_LIMIT + 2)]
+    assert deviation_count(long) == 2  # free repeats are bounded
+
+
+def test_a_retry_forever_policy_is_caught_at_one_deviation() -> None:
+    target = Target(policy=RetryTimeoutsForever(), plans=(SINGLE,), bounds=Bounds(max_faults=1))
+    report = SystematicEngine().explore(target, Deadline(300))
+    found = report.counterexample
+    assert found is not None and found.invariant == "retry_budget"
+    assert found.deviations == 1
+    timeouts = [s for s in found.execution.steps if s.deviation]
+    assert len(timeouts) == 4  # max_attempts 4: the fifth attempt breaks the budget
+    # guarded, the control, survives the same search
+    clean = SystematicEngine().explore(attrs.evolve(target, policy=Guarded()), Deadline(300))
+    assert clean.counterexample is None and clean.complete
+
+
+def test_retry_forever_is_caught_without_the_scenario_seeds(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    spec = "tests.blind_spots:RetryTimeoutsForever"
+    argv = ["explore", "--policy", spec, "--no-seeds", "--seed", "1", "--json"]
+    assert main([*argv, "--time-budget", "600"]) == 1
+    found = json.loads(capsys.readouterr().out)["counterexample"]
+    assert found["invariant"] == "retry_budget" and found["found_by"] == "systematic"
+
+
+# -- the blind spots ---------------------------------------------------------------------------
+
+
+def _first(policy: Guarded, max_faults: int) -> Any:
+    target = Target(policy=policy, bounds=Bounds(max_faults=max_faults))
+    return SystematicEngine().explore(target, Deadline(600)).counterexample
+
+
+def test_a_one_call_plan_reaches_a_policy_that_skips_validation_for_it() -> None:
+    found = _first(SkipValidationForOneCall(), 0)
+    assert found is not None and found.invariant == "rejected_plan_unchanged"
+    assert found.deviations == 0 and len(found.plans[0].calls) == 1
+
+
+def test_two_refunds_reach_a_consumer_that_dedupes_on_type_and_order() -> None:
+    found = _first(DedupeOnTypeAndOrder(), 1)
+    assert found is not None and found.invariant == "consumer_effect_exactly_once"
+    assert found.deviations == 1
+    refunds = found.execution.run.world.state["checkout"]["refunds"]
+    assert len(refunds) == 2  # both charges refunded: two events with no order
+    assert len({c.arguments["order_id"] for c in found.plans[0].calls if c.arguments}) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_default_explore_kills_each_blind_spot_mutant(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    for name in (
+        "SkipValidationForOneCall",
+        "DedupeOnTypeAndOrder",
+        "FailedLookupNotCommitted",
+        "RetryTimeoutsForever",
+    ):
+        argv = ["explore", "--policy", f"tests.blind_spots:{name}", "--seed", str(seed)]
+        assert main([*argv, "--json", "--time-budget", "600"]) == 1, name
+        found = json.loads(capsys.readouterr().out)["counterexample"]
+        expected = {
+            "SkipValidationForOneCall": {"rejected_plan_unchanged"},
+            "DedupeOnTypeAndOrder": {"consumer_effect_exactly_once"},
+            "FailedLookupNotCommitted": {"no_double_charge", "acceptable_outcome"},
+            "RetryTimeoutsForever": {"retry_budget"},
+        }[name]
+        assert found["invariant"] in expected, (name, found["invariant"])
+
+
+def test_the_failed_lookup_mutant_is_a_three_deviation_bug() -> None:
+    """It survives two deviations: what makes it a blind spot for small bounds."""
+    target = Target(policy=FailedLookupNotCommitted(), plans=(SINGLE,), bounds=Bounds(max_faults=1))
+    report = SystematicEngine().explore(target, Deadline(300))
+    assert report.counterexample is None and report.complete
+
+
+# -- time shifts ----------------------------------------------------------------------------------
+
+
+def test_a_jump_with_nothing_live_is_no_new_state() -> None:
+    target = Target(policy=Guarded(), plans=(SINGLE,))
+    assert target.time_blind
+    session = Session(target, SINGLE, track_positions=True)
+    before = session.run.fingerprint()
+    assert not session.run.time_matters()
+    session.apply(Choice(CLOCK, Action.JUMP), check=False)
+    assert session.run.world.clock > 0
+    # the fault count moved, nothing else: the same state up to the history of faults
+    shifted = Session(target, SINGLE, track_positions=True)
+    shifted.run.world.clock = 41
+    assert (
+        shifted.run.world.fingerprint()
+        == Session(target, SINGLE, track_positions=True).run.world.fingerprint()
+    )
+    assert before != session.run.fingerprint()  # a jump is still a fault the history counts
+
+
+def test_a_live_record_makes_time_matter() -> None:
+    target = Target(policy=Guarded(), plans=(SINGLE,))
+    session = Session(target, SINGLE, track_positions=True)
+    while not session.run.world.store.records() or any(
+        r.status == "in_flight" for r in session.run.world.store.records()
+    ):
+        session.apply(session.run.choices()[0], check=False)
+    assert session.run.time_matters()
+
+
+@always(name="reads_the_clock", reads=(Part.CLOCK,))
+def _reads_the_clock(view: Any) -> list[str]:
+    """A user invariant that reads the clock (here it never fails)."""
+    return []
+
+
+def test_an_invariant_that_may_read_times_turns_the_time_shift_off() -> None:
+    assert Target(policy=Guarded()).time_blind
+    assert not Target(
+        policy=Guarded(), invariants=(*DEFAULT_INVARIANTS, _reads_the_clock)
+    ).time_blind
+    undeclared = attrs.evolve(_reads_the_clock, reads=None)
+    assert not Target(policy=Guarded(), invariants=(undeclared,)).time_blind
+
+
+# -- per-plan bounds and the visited set -----------------------------------------------------------
+
+
+def test_each_plan_set_reports_the_bound_it_reached_and_the_budget_is_shared_out() -> None:
+    target = Target(policy=Guarded(), bounds=Bounds(max_faults=3, max_states=3000))
+    report = SystematicEngine().explore(target, Deadline(300))
+    assert report.counterexample is None and not report.complete
+    bounds = {p.label: p.reached for p in report.plans}
+    assert bounds["create_order alone"] == 3  # small plans go all the way
+    assert bounds["checkout, submitted twice"] is not None
+    assert bounds["checkout, submitted twice"] < 3
+    assert report.exhaustive_bound == min(v for v in bounds.values() if v is not None)
+    assert 3000 <= report.states <= 3000 + len(bounds) * 60  # the budget is used, not left
+
+
+def test_the_fingerprint_table_keeps_the_least_and_grows() -> None:
+    table = FingerprintTable(capacity=4)
+    digests = [bytes([i]) * 16 for i in range(1, 200)]
+    for i, digest in enumerate(digests):
+        table.put(digest, i % 4, i)
+    assert len(table) == len(digests)
+    assert all(table.get(d) == (i % 4, i) for i, d in enumerate(digests))
+    assert table.get(b"\xff" * 16) is None
+    table.put(digests[0], 0, 0)
+    assert table.get(digests[0]) == (0, 0) and len(table) == len(digests)
+    assert table.nbytes() <= 12 * 4 * len(digests)
+    with pytest.raises(ValueError, match="cannot pack"):
+        table.put(digests[0], 300, 0)
+    assert collision_odds(1_000_000) < 3e-8
+
+
+def test_pruned_and_unpruned_agree_with_free_repeats_and_time_shifts() -> None:
+    for policy in (RetryTimeoutsForever(), Guarded()):
+        target = Target(policy=policy, plans=(SINGLE,), bounds=Bounds(max_faults=1))
+        pruned = SystematicEngine().explore(target, Deadline(300))
+        full = SystematicEngine(prune=False).explore(target, Deadline(300))
+        assert (pruned.counterexample is None) == (full.counterexample is None)
+        assert pruned.exhaustive_bound == full.exhaustive_bound
+        if pruned.counterexample is not None and full.counterexample is not None:
+            assert pruned.counterexample.invariant == full.counterexample.invariant
+            assert pruned.counterexample.deviations == full.counterexample.deviations
+            assert len(pruned.counterexample.execution.steps) == len(
+                full.counterexample.execution.steps
+            )
+
+
+def test_execute_counts_a_run_of_repeats_once() -> None:
+    choices: list[Choice] = []
+    run = execute(Target(policy=RetryTimeoutsForever()), SINGLE).run
+    first = next(i for i, s in enumerate(run.steps) if s.choice.action is Action.COMPLETE)
+    choices = [s.choice for s in run.steps[:first]]
+    timeout = Choice("orchestrator-1", Action.COMPLETE, Outcome.TIMEOUT_BEFORE_COMMIT)
+    session = Session(Target(policy=RetryTimeoutsForever()), SINGLE)
+    for choice in choices:
+        session.apply(choice)
+    session.apply(timeout)
+    while not session.run.free_repeat(timeout):
+        session.apply(session.run.choices()[0])
+    session.apply(timeout)
+    assert session.execution().deviations == 1
