@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = {"models": "txcheck.models", "invariants": "txcheck.invariants"}
-LIBRARIES = ("hypothesis", "rich")
+LIBRARIES = ("hypothesis", "rich", "dask", "distributed", "redis")
 
 
 def _modules(folder: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,6 +115,25 @@ def test_a_policy_that_raises_ends_the_execution_with_an_error() -> None:
     execution = _execute(load_policy("user_policies:Raises").policy)
     assert "policy 'user_policies:Raises' raised in orchestrator-1" in execution.error  # type: ignore[attr-defined]
     assert "KeyError" in execution.error  # type: ignore[attr-defined]
+
+
+def test_a_policy_that_never_yields_is_stopped_outside_the_main_thread_too() -> None:
+    """A Dask worker runs its items in a thread, where SIGALRM cannot reach."""
+    results: list[Any] = []
+    policy = load_policy("user_policies:Loops", timeout=0.2).policy
+    worker = threading.Thread(target=lambda: results.append(_execute(policy)))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    (execution,) = results
+    assert execution.hung and "ran 0.2s in orchestrate (orchestrator-1) without" in execution.error
+    # ...and a well-behaved policy then runs with no alarm left over.
+    calm = threading.Thread(
+        target=lambda: results.append(_execute(load_policy("user_policies:Mine").policy))
+    )
+    calm.start()
+    calm.join(timeout=60)
+    assert results[1].error is None
 
 
 @pytest.mark.skipif(not watchdog_available(), reason="needs SIGALRM in the main thread")

@@ -19,11 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rich.console import Console
 
-from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK, HYPOTHESIS_HOME
 from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress import ExploreProgress
@@ -33,10 +34,12 @@ from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
+from txcheck.exploration.example_db import check_database
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
 from txcheck.exploration.verdict import ExploreVerdict, verdict_of
+from txcheck.exploration.workers import Workers
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, user_code_error
@@ -116,9 +119,75 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="stop a user policy that runs this long without yielding",
     )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="spread the search over N local Dask worker processes (with --scheduler: "
+        "N shares on that cluster); needs txcheck[distributed]",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="spread the search over the Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786)",
+    )
+    parser.add_argument(
+        "--example-db",
+        metavar="LOCATION",
+        help=f"where failures are kept and replayed first: a directory (default "
+        f"{DEFAULT_DATABASE}) or redis://HOST:PORT/DB, shared by workers and CI runners",
+    )
     add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
+
+
+MAX_LOCAL_WORKERS = 64
+"""``--workers`` starts that many processes on this machine: more is a typo."""
+MAX_SHARES = 1024
+
+
+def _workers(args: argparse.Namespace) -> AbstractContextManager[Workers | None]:
+    """The workers ``--workers`` / ``--scheduler`` ask for (None: in this process). Dask
+    is imported only here, and only when one of them is given."""
+    if args.workers is None and args.scheduler is None:
+        return nullcontext(None)
+    option = "--scheduler" if args.scheduler is not None else "--workers"
+    limit = MAX_SHARES if args.scheduler is not None else MAX_LOCAL_WORKERS
+    if args.workers is not None and args.workers > limit:
+        raise InputError(f"must be at most {limit} (got {args.workers})", source="--workers")
+    try:
+        from txcheck.exploration import cluster
+    except ImportError as error:
+        raise InputError(
+            f"needs Dask, which is not installed ({error}): pip install 'txcheck[distributed]'",
+            source=option,
+        ) from None
+    if args.scheduler is not None:
+        return cluster.cluster_workers(args.scheduler, args.workers)
+    # Hypothesis writes a cache when imported: the workers keep theirs where the command does.
+    return cluster.local_workers(
+        args.workers, env={"HYPOTHESIS_STORAGE_DIRECTORY": HYPOTHESIS_HOME}
+    )
+
+
+def _database(args: argparse.Namespace) -> str | None:
+    """Where failures are kept: ``--example-db`` or the default directory; none with
+    ``--seed`` (a reproducible run depends on its command line only)."""
+    if args.seed is not None:
+        if args.example_db is not None:
+            raise InputError(
+                "cannot be combined with --seed: a seeded run uses no example "
+                "database, so that it depends on its command line only",
+                source="--example-db",
+            )
+        return None
+    location = args.example_db if args.example_db is not None else DEFAULT_DATABASE
+    if not location:
+        raise InputError("the example database location is empty", source="--example-db")
+    check_database(location)
+    return location
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Contract, WorldFixture]:
@@ -156,6 +225,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
             time_budget=args.time_budget,
             seed=args.seed,
             max_shrinks=args.max_shrinks,
+            database=_database(args),
         ),
     )
 
@@ -204,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args, loaded, code)
     warnings = warn_about("explore", target.contract)
     deadline = Deadline(target.budget.time_budget)
+    workers = _workers(args)
     progress = ExploreProgress(Console(stderr=True))
     stopping = Stopping(
         "explore",
@@ -212,13 +283,15 @@ def run(args: argparse.Namespace) -> int:
         time_budget=args.time_budget,
         policy=f"policy {one_line(loaded.spec, None)!r}",
     )
-    with stopping, progress:
+    with stopping, progress, workers as spread_over:
+        progress.where = None if spread_over is None else spread_over.where
         result = explore(
             target,
             engine=args.engine,
             seeds=not args.no_seeds and not args.plan,
             deadline=deadline,
             observe=progress.observe,
+            workers=spread_over,
         )
     interrupted = stopping.code is not None
     verdict = verdict_of(

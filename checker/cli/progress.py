@@ -1,8 +1,9 @@
 """A live progress line for ``txcheck explore`` on stderr, shown only on a terminal.
 
 It reads the running search's counters (a ``txcheck.exploration.report.Tally``) a few times a
-second: runs, steps per second, distinct deviation kinds taken, elapsed time. Nothing here
-ever reaches stdout or a result file.
+second: runs, steps per second, distinct deviation kinds taken, elapsed time. A search
+spread over workers keeps one ``Tally`` equal to the sum of every worker's, so the line
+counts runs across all of them. Nothing here ever reaches stdout or a result file.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class ExploreProgress:
         self.current = "starting"
         self.since = self.started
         self.tally: Tally | None = None
+        self.where: str | None = None
+        """Where the search runs when not only in this process (``2 local worker
+        processes``): its counters are then the sum over every worker."""
         self._live: Live | None = None
 
     def observe(self, name: str, tally: Tally) -> None:
@@ -40,6 +44,8 @@ class ExploreProgress:
     def __rich__(self) -> Text:
         elapsed = time.monotonic() - self.started
         parts = [f"exploring ({self.current})"]
+        if self.where is not None:
+            parts.append(f"on {self.where}")
         tally = self.tally
         if tally is not None:
             running = max(time.monotonic() - self.since, 1e-9)

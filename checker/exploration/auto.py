@@ -3,12 +3,18 @@
 ``auto`` replays the scenario seeds first (regression seeds; ``seeds=False`` turns them
 off), then runs each engine in ``AUTO_ORDER``, sharing the time budget, and stops at the
 first counterexample. An engine is one line in ``ENGINES``.
+
+With ``workers`` (``txcheck.exploration.workers``), each engine whose ``explore`` takes a
+``workers`` argument spreads its work over them; the others (and the scenario seeds) run
+in this process, and their reports say so.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import attrs
 
@@ -18,9 +24,11 @@ from txcheck.exploration.readiness import check_ready
 from txcheck.exploration.report import Counterexample, Engine, EngineReport, Tally
 from txcheck.exploration.schedule import Deviations
 from txcheck.exploration.session import Session
+from txcheck.exploration.shipping import describe
 from txcheck.exploration.shrink import search_below
 from txcheck.exploration.systematic import SystematicEngine
 from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.workers import Workers
 from txcheck.models.errors import InputError
 from txcheck.scenarios.catalog import scenario_seeds
 
@@ -120,6 +128,28 @@ def _shorten(
     return report, found.shortened("systematic", report.counterexample.execution)
 
 
+class _Spreads(Protocol):
+    """An engine whose ``explore`` can spread its work over ``workers``."""
+
+    def explore(
+        self, target: Target, deadline: Deadline, tally: Tally | None = ..., *, workers: Workers
+    ) -> EngineReport: ...
+
+
+def _run(
+    chosen: Engine, target: Target, deadline: Deadline, tally: Tally, workers: Workers | None
+) -> EngineReport:
+    """``chosen``'s search, over ``workers`` when it can spread, else in this process."""
+    if workers is None:
+        return chosen.explore(target, deadline, tally)
+    if "workers" in inspect.signature(chosen.explore).parameters:
+        spreads: _Spreads = chosen  # type: ignore[assignment]
+        return spreads.explore(target, deadline, tally, workers=workers)
+    report = chosen.explore(target, deadline, tally)
+    note = f"{report.engine} ran in-process (it does not spread over workers)"
+    return attrs.evolve(report, notes=(*report.notes, note))
+
+
 def explore(
     target: Target,
     *,
@@ -127,12 +157,16 @@ def explore(
     seeds: bool = True,
     deadline: Deadline | None = None,
     observe: Observer | None = None,
+    workers: Workers | None = None,
 ) -> ExploreResult:
-    """Search ``target`` for a counterexample, within its budget (or ``deadline``)."""
+    """Search ``target`` for a counterexample, within its budget (or ``deadline``); with
+    ``workers``, the engines that can spread their work over them do."""
     if engine != "auto" and engine not in ENGINES:
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
     check_ready(target)
+    if workers is not None:
+        describe(target)  # what cannot be sent to workers is refused before any search
     deadline = deadline or Deadline(target.budget.time_budget)
     reports: list[EngineReport] = []
 
@@ -155,7 +189,7 @@ def explore(
         if deadline.expired():
             break
         chosen = ENGINES[name]()
-        report = chosen.explore(target, deadline.share(len(names) - index), tally(name))
+        report = _run(chosen, target, deadline.share(len(names) - index), tally(name), workers)
         reports.append(report)
         if report.counterexample is not None:
             return ExploreResult(reports=tuple(reports), counterexample=report.counterexample)

@@ -17,11 +17,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
+from txcheck.exploration.example_db import open_database
 from txcheck.exploration.machine import (
     BudgetExpired,
     InvariantViolation,
@@ -33,7 +34,9 @@ from txcheck.exploration.machine import (
 from txcheck.exploration.report import Counterexample, EngineReport, Tally
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.shrink import fewer_deviations
+from txcheck.exploration.spread import spread
 from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.workers import Workers
 from txcheck.models.errors import PolicyError
 
 __all__ = ["PHASES", "HypothesisEngine", "confirm", "example_database"]
@@ -48,11 +51,12 @@ def _quiet(_: Any) -> None:
 
 
 def example_database(target: Target) -> ExampleDatabase | None:
-    """The target's example database: none for a seeded (reproducible) search."""
+    """The target's example database (a directory or Redis, ``txcheck.exploration.
+    example_db``): none for a seeded (reproducible) search."""
     budget = target.budget
     if budget.seed is not None or budget.database is None:
         return None
-    return DirectoryBasedExampleDatabase(budget.database)
+    return open_database(budget.database)
 
 
 def confirm(target: Target, found: Execution) -> Execution:
@@ -75,8 +79,17 @@ class HypothesisEngine:
     name = "hypothesis"
 
     def explore(
-        self, target: Target, deadline: Deadline, tally: Tally | None = None
+        self,
+        target: Target,
+        deadline: Deadline,
+        tally: Tally | None = None,
+        *,
+        workers: Workers | None = None,
     ) -> EngineReport:
+        """Search ``target``; with ``workers``, the examples are spread over them
+        (``txcheck.exploration.spread``)."""
+        if workers is not None:
+            return spread(self, target, deadline, tally, workers)
         started = time.monotonic()
         counters = tally if tally is not None else Tally()
         recorder = Recorder()
@@ -120,6 +133,9 @@ class HypothesisEngine:
                 f"policy {target.policy_name!r} behaved differently on the same choices "
                 f"(it must be deterministic): {type(error).__name__}"
             ) from None
+        if recorder.first_at is not None:
+            # Example 1 when a failure kept in the example database was replayed first.
+            notes.insert(0, f"first failure at example {recorder.first_at}")
         counterexample = None
         if found is not None and found.error is not None:
             # A policy error is reported as Hypothesis left it, not re-executed: a

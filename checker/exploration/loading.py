@@ -5,12 +5,15 @@ line: the import fails, the name is missing, the object is not a policy, its con
 raises (``PolicyError``), or the spec itself is malformed (``InputError``). While it runs,
 a policy that raises is reported by the runner (``Execution.error``); one that loops
 without yielding is stopped by a watchdog: every resume of a user policy's generator runs
-under a wall-clock alarm (``signal.setitimer`` / SIGALRM, main thread only), which costs
-two system calls per step and nothing at all for the trusted built-ins.
+under a wall-clock alarm (``signal.setitimer`` / SIGALRM in the main thread), which costs
+two system calls per step and nothing at all for the trusted built-ins. In another thread
+(a Dask worker runs its items in one) the alarm is a watcher thread that raises the same
+exception in the policy's thread (``PyThreadState_SetAsyncExc``) once its time is up.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import inspect
 import math
@@ -50,6 +53,7 @@ __all__ = [
     "load_invariants",
     "load_policy",
     "load_services",
+    "origin",
     "watchdog_available",
 ]
 
@@ -80,6 +84,60 @@ def watchdog_available() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+def _async_raise(thread: int, error: type[BaseException] | None) -> None:
+    """Raise ``error`` in ``thread`` at its next bytecode (None: take back a pending one)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread), ctypes.py_object(error) if error is not None else None
+    )
+
+
+class _ThreadAlarms:
+    """The watchdog outside the main thread: one watcher thread, started on first use,
+    raises ``_Stuck`` in each thread whose policy has run past its time. An alarm that
+    fired after its policy yielded (a race of microseconds) is taken back on exit."""
+
+    TICK = 0.02
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._due: dict[int, float] = {}
+        self._fired: set[int] = set()
+        self._watcher: threading.Thread | None = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self.TICK)
+            now = time.monotonic()
+            with self._lock:
+                for thread, due in list(self._due.items()):
+                    if now >= due:
+                        del self._due[thread]
+                        self._fired.add(thread)
+                        _async_raise(thread, _Stuck)
+
+    @contextmanager
+    def alarm(self, seconds: float) -> Iterator[None]:
+        thread = threading.get_ident()
+        with self._lock:
+            if self._watcher is None:
+                self._watcher = threading.Thread(
+                    target=self._watch, name="txcheck-policy-watchdog", daemon=True
+                )
+                self._watcher.start()
+            self._due[thread] = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._due.pop(thread, None)
+                if thread in self._fired:
+                    self._fired.discard(thread)
+                    _async_raise(thread, None)
+
+
+_THREAD_ALARMS = _ThreadAlarms()
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
     raise _Stuck
 
@@ -106,10 +164,11 @@ def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> Actor
     error instead of obeyed: user code must not end or interrupt txcheck."""
     response: Any = None
     first = True
+    alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
     while True:
         IN_USER_CODE[0] = time.monotonic()
         try:
-            with _alarm(seconds):
+            with alarm(seconds):
                 request = next(gen) if first else gen.send(response)
         except StopIteration:
             return
@@ -146,7 +205,7 @@ class WatchedPolicy(Policy):
         self.max_attempts = inner.max_attempts
 
     def _watch(self, gen: ActorGen, where: str) -> ActorGen:
-        if not watchdog_available() or not inspect.isgenerator(gen):
+        if not inspect.isgenerator(gen):
             return gen  # not a generator: the runner says so
         return _watched(cast(ActorGen, gen), policy=self.name, where=where, seconds=self.seconds)
 
@@ -209,12 +268,30 @@ def _spec(spec: str, option: str, what: str) -> str:
     return spec
 
 
+_ORIGINS: dict[int, tuple[object, str]] = {}
+"""Where each loaded service set and invariant came from (by ``id``, the object kept so the
+id stays its own): ``module:NAME``, or ``module:NAME#i`` for item ``i`` of a list."""
+
+
+def _remember(spec: str, value: object, items: Sequence[object]) -> None:
+    for index, item in enumerate(items):
+        _ORIGINS[id(item)] = (item, spec if item is value else f"{spec}#{index}")
+
+
+def origin(obj: object) -> str | None:
+    """The import path ``obj`` was loaded from by ``load_services`` or ``load_invariants``
+    (``module:NAME`` or ``module:NAME#i``), or None."""
+    found = _ORIGINS.get(id(obj))
+    return found[1] if found is not None and found[0] is obj else None
+
+
 def load_services(specs: Sequence[str]) -> tuple[ServiceSet, ...]:
     """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them)."""
     found: list[ServiceSet] = []
     for spec in specs:
         value = _resolve(_spec(spec, "--services", "a service set"), "service", ServiceError)
         items = value if isinstance(value, (list, tuple)) else [value]
+        _remember(spec, value, items)
         for item in items:
             if not isinstance(item, ServiceSet):
                 raise ServiceError(
@@ -231,6 +308,7 @@ def load_invariants(specs: Sequence[str]) -> tuple[Invariant, ...]:
     for spec in specs:
         value = _resolve(_spec(spec, "--invariants", "an invariant"), "invariant", InvariantError)
         items = value if isinstance(value, (list, tuple)) else [value]
+        _remember(spec, value, items)
         for item in items:
             if not isinstance(item, Invariant):
                 raise InvariantError(

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from txcheck.exploration.report import Counterexample, EngineReport, Tally
 from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.shrink import delta_debug, search_below
+from txcheck.exploration.spread import spread
 from txcheck.exploration.systematic import plan_sets_of
 from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.workers import Workers
 from txcheck.models.choices import Choice, FaultKind, fault_kind
 from txcheck.models.deviation_cost import deviation_count
 from txcheck.models.runner import Run
@@ -99,8 +101,18 @@ class RandomEngine:
         self.shrink = shrink
 
     def explore(
-        self, target: Target, deadline: Deadline, tally: Tally | None = None
+        self,
+        target: Target,
+        deadline: Deadline,
+        tally: Tally | None = None,
+        *,
+        workers: Workers | None = None,
     ) -> EngineReport:
+        """Walk ``target``; with ``workers``, the walks are spread over them
+        (``txcheck.exploration.spread``)."""
+        if workers is not None:
+            options = {"max_deviations": self.max_deviations, "shrink": self.shrink}
+            return spread(self, target, deadline, tally, workers, options=options)
         started = time.monotonic()
         counters = tally if tally is not None else Tally()
         rng = random.Random(target.budget.seed or 0)

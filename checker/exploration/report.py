@@ -101,6 +101,51 @@ class Tally:
         if outcome and session.quiesced:
             self.outcomes[outcome_of(session)] += 1
 
+    def add(self, other: Tally) -> None:
+        """Add ``other``'s counts to these (work spread over workers, summed)."""
+        self.runs += other.runs
+        self.steps += other.steps
+        self.deviations.update(other.deviations)
+        self.invariants.update(other.invariants)
+        self.outcomes.update(other.outcomes)
+        self.evaluations += other.evaluations
+        self.writes += other.writes
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counts as plain data (what a worker sends back as progress)."""
+        return {
+            "runs": self.runs,
+            "steps": self.steps,
+            "deviations": dict(self.deviations),
+            "invariants": dict(self.invariants),
+            "outcomes": dict(self.outcomes),
+            "evaluations": self.evaluations,
+            "writes": self.writes,
+        }
+
+    @classmethod
+    def of(cls, snapshot: Mapping[str, Any]) -> Tally:
+        """The counts of a ``snapshot``."""
+        return cls(
+            runs=int(snapshot["runs"]),
+            steps=int(snapshot["steps"]),
+            deviations=Counter(snapshot["deviations"]),
+            invariants=Counter(snapshot["invariants"]),
+            outcomes=Counter(snapshot["outcomes"]),
+            evaluations=int(snapshot["evaluations"]),
+            writes=int(snapshot["writes"]),
+        )
+
+    def set_to(self, other: Tally) -> None:
+        """Make these counts equal to ``other``'s (a live total, recomputed)."""
+        self.runs = other.runs
+        self.steps = other.steps
+        self.deviations = Counter(other.deviations)
+        self.invariants = Counter(other.invariants)
+        self.outcomes = Counter(other.outcomes)
+        self.evaluations = other.evaluations
+        self.writes = other.writes
+
     def coverage(self) -> dict[str, dict[str, int]]:
         faults = {k: n for k, n in self.deviations.items() if FaultKind(k).is_fault}
         data = {

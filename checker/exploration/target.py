@@ -74,7 +74,7 @@ class Budget:
     """How much effort a search may spend: runs per engine, wall time, the seed (a seeded
     search is reproducible and uses no example database), how many examples shrinking may
     run after the first failure, Hypothesis rule calls per example and the example
-    database directory (None: none)."""
+    database: a directory or a ``redis://HOST:PORT/DB`` URL (None: none)."""
 
     max_examples: int = attrs.field(default=1000, validator=_at_least(1))
     time_budget: float | None = attrs.field(default=None, validator=_seconds)

@@ -1,0 +1,193 @@
+"""How much faster is a search on two Dask worker processes than on one?
+
+    python benchmarks/bench_distributed.py                 # 3 rounds, ~2-3 minutes
+    python benchmarks/bench_distributed.py --rounds 5 --json
+    python benchmarks/bench_distributed.py --quick         # 3 short rounds, under a minute
+
+Each case is one engine's search of one target, spread over local Dask clusters of 1 and
+of 2 worker processes (``txcheck.exploration.cluster.local_workers``), each started once
+before the timing and kept for every round. The rounds interleave the modes (1, 2, 1,
+2, ...), so a change in the machine's load falls on both. Per run it records the wall time
+and the CPU time of the command's process plus every worker process (``getrusage`` read
+in each worker before and after), and the runs executed (both modes run the same number of
+examples, split into 1 or 2 shares). It reports the medians and the ratios 1-worker /
+2-workers measured in this same run. Cluster start-up is measured apart (it is paid once
+per command). A measurement, not a test: nothing here asserts a speed.
+
+A case is one line in ``CASES``: a name, the engine, and how to build its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from txcheck.exploration.cluster import DaskWorkers, local_workers
+from txcheck.exploration.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.random_walk import RandomEngine
+from txcheck.exploration.report import Engine
+from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.models.policies import builtin_policy
+
+__all__ = ["CASES", "Case", "main"]
+
+
+def _guarded(examples: int, max_faults: int = 2) -> Target:
+    """``guarded`` (no bug within the bound: every engine spends its whole budget)."""
+    policy = builtin_policy("guarded")
+    assert policy is not None
+    return Target(
+        policy=policy,
+        bounds=Bounds(max_faults=max_faults),
+        budget=Budget(max_examples=examples, seed=1, database=None),
+    )
+
+
+@attrs.frozen
+class Case:
+    """One search to time: ``engine`` on ``target(quick)``."""
+
+    name: str
+    engine: Callable[[], Engine]
+    target: Callable[[bool], Target]
+
+
+CASES: tuple[Case, ...] = (
+    Case("hypothesis, guarded", HypothesisEngine, lambda quick: _guarded(300 if quick else 1200)),
+    Case("random, guarded", RandomEngine, lambda quick: _guarded(3000 if quick else 12000)),
+    # The systematic engine's split goes here once it spreads over workers, e.g.
+    # Case("systematic k=3, 8 calls, two orders", SystematicEngine, lambda quick: ...),
+)
+
+
+def _cpu_here() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_workers(workers: DaskWorkers) -> float:
+    """CPU seconds used so far by every worker process of ``workers``."""
+    return float(sum(workers.client.run(_cpu_here).values()))
+
+
+def _once(case: Case, workers: DaskWorkers, quick: bool) -> dict[str, float]:
+    target = case.target(quick)
+    engine = case.engine()
+    spreads: Any = engine
+    cpu_before = _cpu_here() + _cpu_workers(workers)
+    start = time.perf_counter()
+    report = spreads.explore(target, Deadline(), workers=workers)
+    wall = time.perf_counter() - start
+    cpu = _cpu_here() + _cpu_workers(workers) - cpu_before
+    return {"wall": wall, "cpu": cpu, "runs": float(report.runs)}
+
+
+def _started(count: int) -> tuple[Any, DaskWorkers, float]:
+    start = time.perf_counter()
+    context = local_workers(count)
+    workers = context.__enter__()
+    workers.client.run(_cpu_here)  # every worker up and answering
+    return context, workers, time.perf_counter() - start
+
+
+def measure(rounds: int, quick: bool, cases: Sequence[Case] = CASES) -> dict[str, Any]:
+    """Every case on 1 and on 2 workers, interleaved, ``rounds`` times."""
+    modes = (1, 2)
+    clusters = {n: _started(n) for n in modes}
+    results: dict[str, Any] = {
+        "startup_s": {str(n): round(clusters[n][2], 2) for n in modes},
+        "cases": {},
+    }
+    try:
+        for case in cases:
+            _once(case, clusters[1][1], True)  # warm both (imports in the workers)
+            _once(case, clusters[2][1], True)
+            runs: dict[int, list[dict[str, float]]] = {n: [] for n in modes}
+            for _ in range(rounds):
+                for n in modes:
+                    runs[n].append(_once(case, clusters[n][1], quick))
+            results["cases"][case.name] = _summary(runs)
+    finally:
+        for context, _, _ in clusters.values():
+            context.__exit__(None, None, None)
+    return results
+
+
+def _summary(runs: dict[int, list[dict[str, float]]]) -> dict[str, Any]:
+    median = {
+        n: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "runs")}
+        for n, rs in runs.items()
+    }
+    return {
+        "rounds": len(runs[1]),
+        "per_mode": {
+            str(n): {
+                "wall_s": round(m["wall"], 3),
+                "cpu_s": round(m["cpu"], 3),
+                "runs": int(m["runs"]),
+                "walls_s": [round(r["wall"], 3) for r in runs[n]],
+            }
+            for n, m in median.items()
+        },
+        "speedup_wall": round(median[1]["wall"] / median[2]["wall"], 2),
+        "cpu_ratio_2_over_1": round(median[2]["cpu"] / median[1]["cpu"], 2),
+    }
+
+
+def _markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "| case | workers | runs | wall (median) | CPU (median) | walls per round |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, case in results["cases"].items():
+        for n, mode in case["per_mode"].items():
+            walls = ", ".join(f"{w:.2f}" for w in mode["walls_s"])
+            lines.append(
+                f"| {name} | {n} | {mode['runs']} | {mode['wall_s']:.2f} s | "
+                f"{mode['cpu_s']:.2f} s | {walls} |"
+            )
+    lines.append("")
+    for name, case in results["cases"].items():
+        lines.append(
+            f"- {name}: 2 workers are {case['speedup_wall']}x as fast as 1 (wall); "
+            f"they use {case['cpu_ratio_2_over_1']}x its CPU"
+        )
+    start = results["startup_s"]
+    lines.append(f"- cluster start-up: {start['1']} s (1 worker), {start['2']} s (2 workers)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="benchmarks/bench_distributed.py")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (at least 3)")
+    parser.add_argument("--quick", action="store_true", help="smaller searches")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    if args.rounds < 3:
+        parser.error("--rounds must be at least 3")
+    results = measure(args.rounds, args.quick)
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.machine()}",
+    }
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+    else:
+        print(_markdown(results))
+        print(f"- machine: {results['machine']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

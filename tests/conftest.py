@@ -1,0 +1,57 @@
+"""Shared fixtures: a real local Dask cluster and a real Redis server, each started once,
+only by the tests that ask for them."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def dask_workers() -> Iterator[object]:
+    """Two local Dask worker processes (``txcheck.exploration.cluster.local_workers``)."""
+    cluster = pytest.importorskip("txcheck.exploration.cluster")
+    with cluster.local_workers(2) as workers:
+        yield workers
+
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on (now)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real ``redis-server`` on a free loopback port, nothing saved to disk."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    redis = pytest.importorskip("redis")
+    port = free_port()
+    server = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(host="127.0.0.1", port=port)
+    try:
+        for _ in range(200):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        else:
+            pytest.fail(f"redis-server did not answer on port {port}")
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        client.close()
+        server.terminate()
+        server.wait(timeout=30)
