@@ -3,6 +3,7 @@
     python benchmarks/bench_distributed.py                 # 3 rounds, ~2-3 minutes
     python benchmarks/bench_distributed.py --rounds 5 --json
     python benchmarks/bench_distributed.py --quick         # 3 short rounds, under a minute
+    python benchmarks/bench_distributed.py --only systematic --k 3   # the long one
 
 Each case is one engine's search of one target, spread over local Dask clusters of 1 and
 of 2 worker processes (``txcheck.exploration.cluster.local_workers``), each started once
@@ -10,8 +11,10 @@ before the timing and kept for every round. The rounds interleave the modes (1, 
 2, ...), so a change in the machine's load falls on both. Per run it records the wall time
 and the CPU time of the command's process plus every worker process (``getrusage`` read
 in each worker before and after), and the runs executed (both modes run the same number of
-examples, split into 1 or 2 shares). It reports the medians and the ratios 1-worker /
-2-workers measured in this same run. Cluster start-up is measured apart (it is paid once
+examples, split into 1 or 2 shares; the systematic search cuts each level into the same
+chunks whatever the number of workers). It reports the medians, the ratios 1-worker /
+2-workers measured in this same run, and each worker's utilisation (its CPU time over the
+wall time of the run). Cluster start-up is measured apart (it is paid once
 per command). A measurement, not a test: nothing here asserts a speed.
 
 A case is one line in ``CASES``: a name, the engine, and how to build its target.
@@ -36,6 +39,8 @@ from txcheck.exploration.cluster import DaskWorkers, local_workers
 from txcheck.exploration.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.random_walk import RandomEngine
 from txcheck.exploration.report import Engine
+from txcheck.exploration.representative import search_plans
+from txcheck.exploration.systematic import SystematicEngine
 from txcheck.exploration.target import Bounds, Budget, Deadline, Target
 from txcheck.models.policies import builtin_policy
 
@@ -53,6 +58,24 @@ def _guarded(examples: int, max_faults: int = 2) -> Target:
     )
 
 
+def _two_orders(max_faults: int) -> Target:
+    """``guarded`` on the 8-call plan that checks out two orders, every state within
+    ``max_faults`` deviations (no state budget)."""
+    target = _guarded(1, max_faults)
+    entry = next(
+        e
+        for e in search_plans(target.contract, target.fixture)
+        if e.label == "checkout on two resources"
+    )
+    return attrs.evolve(
+        target, plans=(entry.plans,), bounds=Bounds(max_faults=max_faults, max_states=10**9)
+    )
+
+
+SYSTEMATIC_K = 2
+"""Deviations for the systematic case (``--k``): k=3 on this plan is about 30 times k=2."""
+
+
 @attrs.frozen
 class Case:
     """One search to time: ``engine`` on ``target(quick)``."""
@@ -65,8 +88,11 @@ class Case:
 CASES: tuple[Case, ...] = (
     Case("hypothesis, guarded", HypothesisEngine, lambda quick: _guarded(300 if quick else 1200)),
     Case("random, guarded", RandomEngine, lambda quick: _guarded(3000 if quick else 12000)),
-    # The systematic engine's split goes here once it spreads over workers, e.g.
-    # Case("systematic k=3, 8 calls, two orders", SystematicEngine, lambda quick: ...),
+    Case(
+        "systematic, 8 calls, two orders",
+        SystematicEngine,
+        lambda quick: _two_orders(1 if quick else SYSTEMATIC_K),
+    ),
 )
 
 
@@ -75,21 +101,27 @@ def _cpu_here() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _cpu_workers(workers: DaskWorkers) -> float:
-    """CPU seconds used so far by every worker process of ``workers``."""
-    return float(sum(workers.client.run(_cpu_here).values()))
+def _cpu_workers(workers: DaskWorkers) -> dict[str, float]:
+    """CPU seconds used so far by each worker process of ``workers``."""
+    return {str(k): float(v) for k, v in workers.client.run(_cpu_here).items()}
 
 
-def _once(case: Case, workers: DaskWorkers, quick: bool) -> dict[str, float]:
+def _once(case: Case, workers: DaskWorkers, quick: bool) -> dict[str, Any]:
     target = case.target(quick)
     engine = case.engine()
     spreads: Any = engine
-    cpu_before = _cpu_here() + _cpu_workers(workers)
+    here, there = _cpu_here(), _cpu_workers(workers)
     start = time.perf_counter()
     report = spreads.explore(target, Deadline(), workers=workers)
     wall = time.perf_counter() - start
-    cpu = _cpu_here() + _cpu_workers(workers) - cpu_before
-    return {"wall": wall, "cpu": cpu, "runs": float(report.runs)}
+    used = {k: v - there[k] for k, v in _cpu_workers(workers).items()}
+    cpu = _cpu_here() - here + sum(used.values())
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "runs": float(report.runs),
+        "utilisation": sorted(round(u / wall, 2) for u in used.values()),
+    }
 
 
 def _started(count: int) -> tuple[Any, DaskWorkers, float]:
@@ -112,7 +144,7 @@ def measure(rounds: int, quick: bool, cases: Sequence[Case] = CASES) -> dict[str
         for case in cases:
             _once(case, clusters[1][1], True)  # warm both (imports in the workers)
             _once(case, clusters[2][1], True)
-            runs: dict[int, list[dict[str, float]]] = {n: [] for n in modes}
+            runs: dict[int, list[dict[str, Any]]] = {n: [] for n in modes}
             for _ in range(rounds):
                 for n in modes:
                     runs[n].append(_once(case, clusters[n][1], quick))
@@ -123,7 +155,7 @@ def measure(rounds: int, quick: bool, cases: Sequence[Case] = CASES) -> dict[str
     return results
 
 
-def _summary(runs: dict[int, list[dict[str, float]]]) -> dict[str, Any]:
+def _summary(runs: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
     median = {
         n: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "runs")}
         for n, rs in runs.items()
@@ -136,6 +168,7 @@ def _summary(runs: dict[int, list[dict[str, float]]]) -> dict[str, Any]:
                 "cpu_s": round(m["cpu"], 3),
                 "runs": int(m["runs"]),
                 "walls_s": [round(r["wall"], 3) for r in runs[n]],
+                "utilisation": [r["utilisation"] for r in runs[n]],
             }
             for n, m in median.items()
         },
@@ -146,15 +179,17 @@ def _summary(runs: dict[int, list[dict[str, float]]]) -> dict[str, Any]:
 
 def _markdown(results: dict[str, Any]) -> str:
     lines = [
-        "| case | workers | runs | wall (median) | CPU (median) | walls per round |",
-        "|---|---|---|---|---|---|",
+        "| case | workers | runs | wall (median) | CPU (median) | walls per round "
+        "| worker utilisation per round |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, case in results["cases"].items():
         for n, mode in case["per_mode"].items():
             walls = ", ".join(f"{w:.2f}" for w in mode["walls_s"])
+            busy = "; ".join("/".join(f"{u:.2f}" for u in r) for r in mode["utilisation"])
             lines.append(
                 f"| {name} | {n} | {mode['runs']} | {mode['wall_s']:.2f} s | "
-                f"{mode['cpu_s']:.2f} s | {walls} |"
+                f"{mode['cpu_s']:.2f} s | {walls} | {busy} |"
             )
     lines.append("")
     for name, case in results["cases"].items():
@@ -172,10 +207,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds (at least 3)")
     parser.add_argument("--quick", action="store_true", help="smaller searches")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--only", help="only the cases whose name starts with this")
+    parser.add_argument("--k", type=int, help="deviations for the systematic case (default 2)")
     args = parser.parse_args(argv)
     if args.rounds < 3:
         parser.error("--rounds must be at least 3")
-    results = measure(args.rounds, args.quick)
+    if args.k is not None:
+        global SYSTEMATIC_K  # noqa: PLW0603 (a script's option)
+        SYSTEMATIC_K = args.k
+    cases = [c for c in CASES if args.only is None or c.name.startswith(args.only)]
+    results = measure(args.rounds, args.quick, cases)
     results["machine"] = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),

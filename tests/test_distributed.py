@@ -345,8 +345,17 @@ GUARDED = (
 )
 
 
-def test_a_killed_worker_is_reported_and_its_share_run_again(workdir: Path) -> None:
-    argv = [sys.executable, "-m", "txcheck", "explore", *GUARDED, "--workers", "2"]
+SYSTEMATIC = (
+    *("--policy", "guarded", "--engine", "systematic", "--no-seeds", "--max-faults", "1"),
+    "--json",
+)
+
+
+@pytest.mark.parametrize("search", [GUARDED, SYSTEMATIC], ids=["hypothesis", "systematic"])
+def test_a_killed_worker_is_reported_and_its_share_run_again(
+    workdir: Path, search: tuple[str, ...]
+) -> None:
+    argv = [sys.executable, "-m", "txcheck", "explore", *search, "--workers", "2"]
     argv += ["--invariants", "dist_invariants:victim_waits"]
     process = subprocess.Popen(
         argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -361,7 +370,7 @@ def test_a_killed_worker_is_reported_and_its_share_run_again(workdir: Path) -> N
     assert [n for n in notes if " died holding item(s) " in n], notes
     # The share ran again from its start, with its seed: nothing lost, nothing counted twice.
     undisturbed = _explore(
-        workdir, *GUARDED, "--workers", "2", "--invariants", "dist_invariants:victim_waits"
+        workdir, *search, "--workers", "2", "--invariants", "dist_invariants:victim_waits"
     )
     assert undisturbed.returncode == 0, undisturbed.stderr
     calm = json.loads(undisturbed.stdout)

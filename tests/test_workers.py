@@ -127,11 +127,11 @@ def test_the_lowest_share_that_fails_is_reported_and_only_shares_up_to_it_are_co
     assert report.runs == alone.runs
 
 
-def test_explore_with_workers_says_which_engines_ran_in_process() -> None:
+def test_explore_with_workers_spreads_every_engine() -> None:
     target = attrs.evolve(_target("guarded", examples=20), bounds=Bounds(max_faults=1))
     result = explore(target, seeds=False, workers=InProcess())
     notes = {r.engine: r.notes for r in result.reports}
-    assert "systematic ran in-process (it does not spread over workers)" in notes["systematic"]
+    assert notes["systematic"][0].startswith("spread over in-process: each level")
     assert notes["hypothesis"][0].startswith("spread over in-process")
     assert notes["random"][0].startswith("spread over in-process")
 

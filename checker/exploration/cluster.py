@@ -53,10 +53,10 @@ RETRIES = 3
 """How many times an item Dask gave up on (its workers kept dying) is submitted again."""
 _RANDOM_WARNING = "Do not use the `random` module inside strategies"
 CONNECT_SECONDS = 5.0
+"""How long to wait for an existing cluster's scheduler to answer."""
 ONE_ITEM_PER_THREAD = {"distributed.scheduler.worker-saturation": 1.0}
 """A local cluster's scheduler gives each worker thread one item at a time (Dask's default
 lets a busy worker queue a second one while another worker is idle)."""
-"""How long to wait for an existing cluster's scheduler to answer."""
 
 
 @attrs.frozen
@@ -69,9 +69,11 @@ class _Control:
     seconds: float | None
 
 
-def _run_item(fn: Callable[[Any, Job], Any], item: Any, index: int, control: _Control) -> Any:
+def _run_item(
+    fn: Callable[[Any, Job], Any], item: Any, index: int, control: _Control, common: Any
+) -> Any:
     """Run one item on a worker: ``fn(item, job)``, its counters sent back as it goes."""
-    job = Job(index=index, deadline=Deadline(control.seconds))
+    job = Job(index=index, deadline=Deadline(control.seconds), common=common)
     worker = distributed.get_worker()
     stop = distributed.Event(control.stop, client=distributed.get_client())
     finished = threading.Event()
@@ -118,6 +120,8 @@ class DaskWorkers:
         self._keys: dict[str, int] = {}
         self._live: dict[int, Tally] = {}
         self._progress: Tally | None = None
+        self._base = Tally()
+        self._common: Any = None
         self._cancelled = False
         client.subscribe_topic("all", self._on_cluster_event)
 
@@ -162,7 +166,7 @@ class DaskWorkers:
         with self._lock:
             self._live[index] = tally
             if self._progress is not None:
-                total = Tally()
+                total = Tally.of(self._base.snapshot())
                 for part in self._live.values():
                     total.add(part)
                 self._progress.set_to(total)
@@ -174,7 +178,7 @@ class DaskWorkers:
         with self._lock:
             self._keys[key] = index
         future: distributed.Future[Any] = self.client.submit(
-            _run_item, fn, item, index, control, key=key, pure=False
+            _run_item, fn, item, index, control, self._common, key=key, pure=False
         )
         return future
 
@@ -185,6 +189,7 @@ class DaskWorkers:
         deadline: Deadline,
         *,
         progress: Tally | None = None,
+        common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         self._cancelled = False
         run = uuid.uuid4().hex[:12]
@@ -195,12 +200,32 @@ class DaskWorkers:
         with self._lock:
             self._live = {}
             self._progress = progress
+            self._base = Tally() if progress is None else Tally.of(progress.snapshot())
             self._notes = []
             self._keys = {}
+        # stored once in the cluster (not with each item); a worker fetches it once, when
+        # its first item needs it, and keeps it. Not ``broadcast=True``: the scheduler then
+        # publishes an event the "all" topic cannot serialize, which drops this client.
+        self._common = None if common is None else self.client.scatter(common, hash=False)
         self.client.subscribe_topic(control.topic, self._on_progress)
         futures = {self._submit(fn, item, i, control): i for i, item in enumerate(items)}
         lost: dict[int, int] = {}
         asked_to_stop: float | None = None
+
+        def again(index: int, why: str) -> None:
+            """Submit item ``index`` once more (its worker, or the common data, was lost)."""
+            lost[index] = lost.get(index, 0) + 1
+            if lost[index] > RETRIES:
+                raise InputError(
+                    f"item {index + 1} was lost {lost[index]} times: the workers "
+                    "running it keep dying (out of memory?)",
+                    source=self._where,
+                )
+            with self._lock:
+                self._notes.append(f"{why}; item {index + 1} was submitted again")
+            retry = attrs.evolve(control, seconds=deadline.left())
+            futures[self._submit(fn, items[index], index, retry)] = index
+
         try:
             while futures and not self.is_cancelled():
                 if asked_to_stop is None and deadline.interrupted:
@@ -214,6 +239,13 @@ class DaskWorkers:
                     )
                 except TimeoutError:
                     continue
+                except distributed.client.FuturesCancelledError:
+                    # the worker holding the common data died: Dask cannot rebuild
+                    # scattered data, so send it again and resubmit what waited for it
+                    done = {f for f in futures if f.status == "cancelled"}
+                    if common is None or not done:
+                        raise
+                    self._common = self.client.scatter(common, hash=False)
                 for future in sorted(done, key=lambda f: futures[f]):
                     index = futures.pop(future)
                     if future.status == "finished":
@@ -222,24 +254,13 @@ class DaskWorkers:
                         yield index, result
                         if self.is_cancelled():
                             return
+                    elif future.status == "cancelled":
+                        again(index, "a worker died holding the data the items share")
                     elif future.status == "error":
                         error = future.exception()
                         if not isinstance(error, distributed.KilledWorker):
                             raise error
-                        lost[index] = lost.get(index, 0) + 1
-                        if lost[index] > RETRIES:
-                            raise InputError(
-                                f"item {index + 1} was lost {lost[index]} times: the workers "
-                                "running it keep dying (out of memory?)",
-                                source=self._where,
-                            )
-                        with self._lock:
-                            self._notes.append(
-                                f"Dask gave up on item {index + 1} after its workers died; "
-                                "it was submitted again"
-                            )
-                        again = attrs.evolve(control, seconds=deadline.left())
-                        futures[self._submit(fn, items[index], index, again)] = index
+                        again(index, f"Dask gave up on item {index + 1} after its workers died")
         finally:
             with suppress(Exception):
                 stop.set()
@@ -247,6 +268,7 @@ class DaskWorkers:
                 self.client.unsubscribe_topic(control.topic)
             with self._lock:
                 self._progress = None
+            self._common = None
 
     def cancel(self) -> None:
         self._cancelled = True

@@ -39,7 +39,8 @@ from txcheck.exploration.report import Counterexample, EngineReport, PlanBound, 
 from txcheck.exploration.representative import PlanSet, search_plans
 from txcheck.exploration.session import Execution, Session
 from txcheck.exploration.target import Deadline, Target
-from txcheck.exploration.visited import FingerprintTable, collision_odds
+from txcheck.exploration.visited import FingerprintTable, Overlay, collision_odds
+from txcheck.exploration.workers import Workers
 from txcheck.models.choices import Action, Choice, FaultKind, fault_kind
 from txcheck.models.proposal import Plan
 
@@ -125,6 +126,7 @@ class _PlanSearch:
         prune: bool,
         stats: _Stats,
         label: str = "",
+        visited: FingerprintTable | Overlay | None = None,
     ) -> None:
         self.target = target
         self.plans = plans
@@ -141,7 +143,7 @@ class _PlanSearch:
         self.time_blind = target.time_blind
         self.stats = stats
         self.frontier: dict[int, list[_Node]] = {0: [_Node(_ROOT, 0, None)]}
-        self.visited = FingerprintTable()
+        self.visited = FingerprintTable() if visited is None else visited
         self._resume_level: int | None = None
         self._resume: tuple[_Found | None, int] = (None, 0)
 
@@ -310,8 +312,21 @@ class SystematicEngine:
         self.prune = prune
 
     def explore(
-        self, target: Target, deadline: Deadline, tally: Tally | None = None
+        self,
+        target: Target,
+        deadline: Deadline,
+        tally: Tally | None = None,
+        *,
+        workers: Workers | None = None,
     ) -> EngineReport:
+        """The search; with ``workers``, each level is spread over them
+        (``txcheck.exploration.systematic_split``)."""
+        if workers is not None:
+            from txcheck.exploration.systematic_split import search_split  # noqa: PLC0415
+
+            return search_split(
+                target, deadline, tally if tally is not None else Tally(), workers, prune=self.prune
+            )
         started = time.monotonic()
         stats = _Stats(tally=tally if tally is not None else Tally())
         searches = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 
-__all__ = ["FingerprintTable", "collision_odds"]
+__all__ = ["FingerprintTable", "Overlay", "collision_odds"]
 
 _EMPTY = 0
 _MAX_LOAD = 0.5
@@ -98,3 +98,46 @@ class FingerprintTable:
     def nbytes(self) -> int:
         """Memory held by the two arrays."""
         return len(self._keys) * 12
+
+    def merge(self, other: FingerprintTable) -> int:
+        """Take in ``other``'s states, keeping the lower ``(deviations, steps)`` of a state
+        both hold; how many of them were new here."""
+        added = 0
+        for key, value in zip(other._keys, other._values, strict=True):
+            if key == _EMPTY:
+                continue
+            slot = self._slot(key)
+            if self._keys[slot] == _EMPTY:
+                self._keys[slot] = key
+                self._values[slot] = value
+                self.count += 1
+                added += 1
+                if self.count > _MAX_LOAD * len(self._keys):
+                    self._grow()
+            elif value < self._values[slot]:  # packed: fewer deviations, then fewer steps
+                self._values[slot] = value
+        return added
+
+
+class Overlay:
+    """A read-only ``base`` table (shared, e.g. by every chunk of a level) with this
+    search's own states on top: ``get`` looks in both, ``put`` writes only ``own``."""
+
+    def __init__(self, base: FingerprintTable) -> None:
+        self.base = base
+        self.own = FingerprintTable()
+
+    def get(self, digest: bytes) -> tuple[int, int] | None:
+        """The lower of what ``own`` and ``base`` hold for the state, or None."""
+        mine = self.own.get(digest)
+        shared = self.base.get(digest)
+        if mine is None or shared is None:
+            return mine if shared is None else shared
+        return min(mine, shared)
+
+    def put(self, digest: bytes, deviations: int, steps: int) -> None:
+        self.own.put(digest, deviations, steps)
+
+    def nbytes(self) -> int:
+        """Memory held by this search's own table (the base is counted once, apart)."""
+        return self.own.nbytes()

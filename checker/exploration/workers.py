@@ -4,8 +4,9 @@ An engine that can split its work hands ``Workers.map_unordered`` a picklable fu
 list of picklable items; it gets ``(index, result)`` pairs back as items complete, in no
 particular order, and may ``cancel()`` the rest at any time. Each call of the function gets
 its item and a ``Job``: the item's index, a deadline (the caller's time left; interrupted
-when the caller's deadline is interrupted or the items are cancelled) and a ``Tally`` whose
-counters the executor shows as progress while the item runs.
+when the caller's deadline is interrupted or the items are cancelled), a ``Tally`` whose
+counters the executor shows as progress while the item runs, and the call's ``common``
+data (sent to each worker once, however many items it runs; items must not change it).
 
 ``InProcess`` runs the items one after another in this process (no Dask at all); the Dask
 executor (``txcheck.exploration.cluster``) has the same interface. ``notes`` says what went
@@ -16,7 +17,7 @@ engine's report.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -37,6 +38,8 @@ class Job:
     index: int
     deadline: Deadline
     tally: Tally = attrs.field(factory=Tally)
+    common: Any = None
+    """The data every item of the call shares (read-only)."""
 
 
 Task = Callable[[Item, Job], Result]
@@ -69,9 +72,11 @@ class Workers(Protocol):
         deadline: Deadline,
         *,
         progress: Tally | None = None,
+        common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         """Run ``fn(item, job)`` for every item; yield ``(index, result)`` as each
-        completes. ``progress`` is kept equal to the sum of the items' counters. An
+        completes. ``progress`` is kept equal to its counts at the start plus the sum of
+        the items' counters; every job's ``common`` is ``common``. An
         exception raised by ``fn`` is raised here. When ``deadline`` is interrupted the
         running items are asked to stop (their deadlines are interrupted too) and what
         they return is still yielded."""
@@ -109,13 +114,14 @@ class InProcess:
         deadline: Deadline,
         *,
         progress: Tally | None = None,
+        common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         self._cancelled = False
         self._notes = []
         for index, item in enumerate(items):
             if self._cancelled:
                 return
-            job = Job(index=index, deadline=deadline.within(None))
+            job = Job(index=index, deadline=deadline.within(None), common=common)
             result = fn(item, job)
             if progress is not None:
                 progress.add(job.tally)

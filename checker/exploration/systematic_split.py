@@ -1,0 +1,348 @@
+"""The systematic engine over workers: every level's branches cut into chunks.
+
+The search deepens level by level, as in one process. At each level every plan set's
+branches are cut into at most ``CHUNKS`` contiguous chunks (a fixed number, so what is
+searched does not depend on how many workers run it: ``--workers 1`` and ``--workers 4``
+give the same report) and sent out, all plan sets at once. A chunk runs the in-process
+level search on its branches, against the visited set as the level began (sent once to
+each worker and shared by its chunks, read-only) with the states the chunk reaches on top
+of it. When every chunk is back, their new states are merged into the visited set (the
+lower ``(deviations, steps)`` kept), their branches become the next level's frontier in
+chunk order, and their counterexamples are compared: fewest steps, then plan set, then
+chunk. A counterexample is re-executed here, so its trace is the one an in-process search
+reports for the same choices.
+
+Why the verdict, the minimal counterexample length and the bound proved are the
+in-process search's: a chunk prunes a state only when it, or an earlier level, explored it
+with no more deviations and steps (the in-process rule, on what that chunk knows), so the
+pruning stays sound; it is only weaker. What differs is **duplicate work**: two chunks of
+one level that reach the same state both explore on from it, where one process explores it
+once. The report counts distinct states (the merged visited set, so the count may differ a
+little from in-process, which meets states in another order) and says how many states
+were explored more than once.
+
+Under ``max_states`` each chunk may reach its share of what is left at the level's start;
+the chunks that ran out are run again with what the others left. A plan set whose level
+still ran out stops below it, as in one process (where the share is taken branch by
+branch, so the bound proved under a state budget may be lower here).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import attrs
+
+from txcheck.exploration.report import Counterexample, EngineReport, PlanBound, Tally
+from txcheck.exploration.shipping import TargetSpec, describe, rebuild
+from txcheck.exploration.spread import Found
+from txcheck.exploration.systematic import (
+    _ROOT,
+    _Node,
+    _PlanSearch,
+    _Spent,
+    _Stats,
+    _Stop,
+    plan_sets_of,
+)
+from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.visited import FingerprintTable, Overlay, collision_odds
+from txcheck.exploration.workers import InProcess, Job, Workers
+from txcheck.models.proposal import Plan
+
+__all__ = ["CHUNKS", "search_split"]
+
+CHUNKS = 16
+"""Chunks per plan set and level: enough for dynamic balance over a few workers (a chunk's
+branches can cost 100 times another's); each one more adds duplicate work."""
+
+
+@attrs.frozen(kw_only=True)
+class _Level:
+    """What every chunk of one level shares: the target (as import paths on a cluster),
+    the plan sets, each one's visited set as the level began, and whether to prune."""
+
+    target: Target | TargetSpec
+    plan_sets: tuple[tuple[Plan, ...], ...]
+    visited: tuple[FingerprintTable, ...]
+    prune: bool
+
+
+@attrs.frozen(kw_only=True)
+class _Chunk:
+    """Branches of one plan set's level, with the states they may reach (None: any)."""
+
+    plan_set: int
+    deviations: int
+    cap: int | None
+    nodes: tuple[_Node, ...]
+
+
+@attrs.frozen(kw_only=True)
+class _Done:
+    """What a chunk sends back: its shortest counterexample (steps, choices), the
+    branches it left for deeper levels, the states it reached and why it stopped short
+    (empty: it did not; ``spent``: its state share ran out)."""
+
+    found: Found | None
+    length: int
+    children: dict[int, list[_Node]]
+    visited: FingerprintTable
+    states: int
+    replayed: int
+    tally: Tally
+    stopped: str
+
+
+_built: list[tuple[object, Target]] = []
+
+
+def _target(level: _Level) -> Target:
+    """The level's target, rebuilt once per worker and level (not once per chunk)."""
+    if isinstance(level.target, Target):
+        return level.target
+    if not _built or _built[0][0] is not level:
+        _built[:] = [(level, rebuild(level.target))]
+    return _built[0][1]
+
+
+def run_chunk(chunk: _Chunk, job: Job) -> _Done:
+    """Search one chunk of a level (on a worker, or in this process)."""
+    level: _Level = job.common
+    target = _target(level)
+    stats = _Stats(tally=job.tally)
+    visited = Overlay(level.visited[chunk.plan_set])
+    search = _PlanSearch(
+        target, level.plan_sets[chunk.plan_set], prune=level.prune, stats=stats, visited=visited
+    )
+    search.frontier = {chunk.deviations: list(chunk.nodes)}
+    found, stopped = None, ""
+    cap = chunk.cap if chunk.cap is not None else 1 << 62
+    try:
+        found = search.level(chunk.deviations, None, job.deadline, cap)
+    except _Spent:
+        stopped = "spent"
+    except _Stop as stop:
+        stopped = str(stop)
+    data = None
+    if found is not None:
+        execution = found.execution()
+        data = Found.of(
+            Counterexample(found_by="systematic", plans=execution.plans, execution=execution)
+        )
+    return _Done(
+        found=data,
+        length=0 if found is None else found.length,
+        children={} if stopped else search.frontier,
+        visited=visited.own,
+        states=stats.states,
+        replayed=stats.replayed,
+        tally=job.tally,
+        stopped=stopped,
+    )
+
+
+def _cut(nodes: Sequence[_Node], parts: int) -> list[tuple[_Node, ...]]:
+    """``nodes`` in at most ``parts`` contiguous runs of near-equal length."""
+    parts = max(1, min(parts, len(nodes)))
+    size, extra = divmod(len(nodes), parts)
+    runs, start = [], 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        runs.append(tuple(nodes[start:end]))
+        start = end
+    return [run for run in runs if run]
+
+
+@attrs.define
+class _Plan:
+    """One plan set's search: its frontier, visited set and what it proved."""
+
+    label: str
+    frontier: dict[int, list[_Node]]
+    visited: FingerprintTable = attrs.field(factory=FingerprintTable)
+    states: int = 0
+    reached: int | None = None
+    stopped: str = ""
+
+
+class _Split:
+    """The level-by-level search of every plan set, each level spread over ``workers``."""
+
+    def __init__(self, target: Target, workers: Workers, *, prune: bool, tally: Tally) -> None:
+        self.target = target
+        self.workers = workers
+        self.prune = prune
+        self.tally = tally
+        entries = plan_sets_of(target)
+        self.plan_sets = tuple(entry.plans for entry in entries)
+        self.plans = [_Plan(entry.label, {0: [_Node(_ROOT, 0, None)]}) for entry in entries]
+        self.shipped: Target | TargetSpec = (
+            target if isinstance(workers, InProcess) else describe(target)
+        )
+        self.active = list(range(len(self.plans)))
+        self.total = Tally.of(tally.snapshot())
+        self.states = 0
+        self.explored = 0
+        self.replayed = 0
+        self.notes: list[str] = []
+        self.found: tuple[int, int, int, Found] | None = None  # length, plan set, chunk, it
+        self.found_at: int | None = None
+
+    def run(self, deadline: Deadline) -> None:
+        for deviations in range(self.target.bounds.max_faults + 1):
+            left = self.target.bounds.max_states - self.states
+            if left < 1:
+                self._stop(f"the state budget ran out at {deviations} deviations")
+                return
+            chunks = [
+                _Chunk(plan_set=index, deviations=deviations, cap=None, nodes=nodes)
+                for index in self.active
+                for nodes in _cut(self.plans[index].frontier.pop(deviations, []), CHUNKS)
+            ]
+            done = self._level(chunks, left, deadline)
+            if done is None:
+                return
+            failed = {chunks[index].plan_set for index, result in done.items() if result.found}
+            for index in self.active:
+                plan = self.plans[index]
+                if not plan.stopped and index not in failed:
+                    plan.reached = deviations
+            self.active = [i for i in self.active if not self.plans[i].stopped]
+            if self.found is not None:
+                self.found_at = deviations
+                return
+
+    def _level(
+        self, chunks: list[_Chunk], left: int, deadline: Deadline
+    ) -> dict[int, _Done] | None:
+        """Search ``chunks`` (one level), then merge them; None when the time ran out or
+        the search was interrupted. Chunks share the ``left`` states equally; those that
+        ran out run again, sharing what the others left, until a round finishes none."""
+        done: dict[int, _Done] = {}
+        pending = list(range(len(chunks)))
+        while pending:
+            share = left // len(pending)
+            if share < 1:
+                break
+            batch = [attrs.evolve(chunks[index], cap=share) for index in pending]
+            results = self._spread(batch, deadline)
+            if results is None:
+                return None
+            for index, result in zip(pending, results.values(), strict=True):
+                done[index] = result
+            finished = [index for index in pending if done[index].stopped != "spent"]
+            left -= sum(done[index].states for index in finished)
+            pending = [index for index in pending if done[index].stopped == "spent"]
+            if not finished:
+                break
+        for index in sorted(done):
+            self._merge(chunks[index], index, done[index])
+        return done
+
+    def _spread(self, chunks: list[_Chunk], deadline: Deadline) -> dict[int, _Done] | None:
+        common = _Level(
+            target=self.shipped,
+            plan_sets=self.plan_sets,
+            visited=tuple(plan.visited for plan in self.plans),
+            prune=self.prune,
+        )
+        done: dict[int, _Done] = {}
+        results = self.workers.map_unordered(
+            run_chunk, chunks, deadline, progress=self.tally, common=common
+        )
+        for index, result in results:
+            done[index] = result
+            self.total.add(result.tally)
+        self.tally.set_to(self.total)  # exact, whatever progress messages were late
+        self.notes += self.workers.notes
+        stopped = {r.stopped for r in done.values() if r.stopped and r.stopped != "spent"}
+        if len(done) < len(chunks) and not stopped:
+            stopped = {"interrupted" if deadline.interrupted else "time budget exhausted"}
+        if stopped:
+            reason = sorted(stopped)[0]
+            self.notes.append(f"stopped early: {reason}")
+            self._stop(reason)
+            return None
+        return dict(sorted(done.items()))
+
+    def _merge(self, chunk: _Chunk, index: int, done: _Done) -> None:
+        plan = self.plans[chunk.plan_set]
+        self.replayed += done.replayed
+        self.explored += done.states
+        if done.stopped == "spent":
+            if not plan.stopped:
+                plan.stopped = f"the state budget ran out at {chunk.deviations} deviations"
+            return
+        added = plan.visited.merge(done.visited)
+        plan.states += added
+        self.states += added
+        for deviations, nodes in sorted(done.children.items()):
+            plan.frontier.setdefault(deviations, []).extend(nodes)
+        if done.found is not None:
+            candidate = (done.length, chunk.plan_set, index, done.found)
+            if self.found is None or candidate[:3] < self.found[:3]:
+                self.found = candidate
+
+    def _stop(self, reason: str) -> None:
+        """The plan sets still searching stop below the bound, for ``reason``."""
+        for index in self.active:
+            if not self.plans[index].stopped:
+                self.plans[index].stopped = reason
+
+
+def search_split(
+    target: Target, deadline: Deadline, tally: Tally, workers: Workers, *, prune: bool
+) -> EngineReport:
+    """The systematic search of ``target`` with each level spread over ``workers``."""
+    started = time.monotonic()
+    split = _Split(target, workers, prune=prune, tally=tally)
+    split.run(deadline)
+    plans = split.plans
+    max_faults = target.bounds.max_faults
+    reached = [plan.reached for plan in plans]
+    proved = [r for r in reached if r is not None]
+    exhaustive = min(proved) if len(proved) == len(reached) else None
+    counterexample = None if split.found is None else split.found[3].again(target)
+    notes = [
+        f"spread over {workers.where}: each level's branches in up to {CHUNKS} chunks per "
+        "plan set, the visited set merged after every level"
+    ]
+    notes += split.notes
+    if split.explored > split.states:
+        notes.append(
+            f"{split.explored - split.states:,} of the states were explored by more than one "
+            "chunk (duplicate work a single process avoids)"
+        )
+    short = [plan for plan in plans if plan.stopped]
+    if short and counterexample is None and not any(n.startswith("stopped early") for n in notes):
+        notes.append(
+            f"stopped early: the state budget ({target.bounds.max_states:,} states) ran out on "
+            f"{len(short)} of {len(plans)} plan sets"
+        )
+    notes.append(f"replayed {split.replayed} prefix steps in {tally.runs} runs")
+    if prune and split.states > 1:
+        held = sum(plan.visited.nbytes() for plan in plans)
+        notes.append(
+            f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
+            f"that two of them collided are below {collision_odds(split.states):.0e}"
+        )
+    return EngineReport(
+        engine="systematic",
+        runs=tally.runs,
+        steps=tally.steps,
+        counterexample=counterexample,
+        states=split.states,
+        exhaustive_bound=exhaustive,
+        complete=counterexample is None and all(r == max_faults for r in reached),
+        coverage=tally.coverage(),
+        writes=tally.writes,
+        bound=max_faults,
+        seconds=time.monotonic() - started,
+        notes=tuple(notes),
+        plans=tuple(
+            PlanBound(label=p.label, reached=p.reached, states=p.states, stopped=p.stopped)
+            for p in plans
+        ),
+    )
