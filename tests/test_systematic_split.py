@@ -154,6 +154,16 @@ def test_a_time_budget_stops_the_levels_and_proves_no_bound() -> None:
     assert report.plans[0].stopped == "time budget exhausted"
 
 
+def test_an_interrupted_search_says_so_and_proves_no_bound() -> None:
+    deadline = Deadline()
+    deadline.interrupt()  # as SIGINT does, before the first chunk ran
+    target = _target(builtin_policy("guarded"), 1)
+    report = SystematicEngine().explore(target, deadline, workers=InProcess())
+    assert "stopped early: interrupted" in report.notes
+    assert report.exhaustive_bound is None and not report.complete
+    assert report.plans[0].stopped == "interrupted"
+
+
 def test_a_state_budget_stops_a_level_below_the_bound() -> None:
     target = _target(builtin_policy("guarded"), 2, max_states=3000)
     report = SystematicEngine().explore(target, Deadline(), workers=InProcess())
