@@ -3,14 +3,17 @@
 The search deepens level by level, as in one process. At each level every plan set's
 branches are cut into at most ``CHUNKS`` contiguous chunks (a fixed number, so what is
 searched does not depend on how many workers run it: ``--workers 1`` and ``--workers 4``
-give the same report) and sent out, all plan sets at once. A chunk runs the in-process
-level search on its branches, against the visited set as the level began (sent once to
-each worker and shared by its chunks, read-only) with the states the chunk reaches on top
-of it. When every chunk is back, their new states are merged into the visited set (the
-lower ``(deviations, steps)`` kept), their branches become the next level's frontier in
-chunk order, and their counterexamples are compared: fewest steps, then plan set, then
-chunk. A counterexample is re-executed here, so its trace is the one an in-process search
-reports for the same choices.
+give the same report) and sent out in two waves: the first plan set's chunks, then every
+other plan set's, which only look for counterexamples shorter than the first wave's
+shortest (as in one process, where a plan set searched after a counterexample is cut by
+its length). A chunk runs the in-process level search on its branches, against the
+visited set as its wave began (sent once to each worker and shared by its chunks,
+read-only) with the states the chunk reaches on top of it. When every chunk of a wave is
+back, their new states are merged into the visited set (the lower ``(deviations, steps)``
+kept), their branches become the next level's frontier in chunk order, and their
+counterexamples are compared: fewest steps, then plan set, then chunk. A counterexample
+is re-executed here, so its trace is the one an in-process search reports for the same
+choices.
 
 Why the verdict, the minimal counterexample length and the bound proved are the
 in-process search's: a chunk prunes a state only when it, or an earlier level, explored it
@@ -71,12 +74,14 @@ class _Level:
 
 @attrs.frozen(kw_only=True)
 class _Chunk:
-    """Branches of one plan set's level, with the states they may reach (None: any)."""
+    """Branches of one plan set's level, with the states they may reach (None: any) and
+    the steps a counterexample must stay under (None: any)."""
 
     plan_set: int
     deviations: int
-    cap: int | None
     nodes: tuple[_Node, ...]
+    bound: int | None = None
+    cap: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -120,7 +125,7 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
     found, stopped = None, ""
     cap = chunk.cap if chunk.cap is not None else 1 << 62
     try:
-        found = search.level(chunk.deviations, None, job.deadline, cap)
+        found = search.level(chunk.deviations, chunk.bound, job.deadline, cap)
     except _Spent:
         stopped = "spent"
     except _Stop as stop:
@@ -192,19 +197,25 @@ class _Split:
 
     def run(self, deadline: Deadline) -> None:
         for deviations in range(self.target.bounds.max_faults + 1):
-            left = self.target.bounds.max_states - self.states
-            if left < 1:
-                self._stop(f"the state budget ran out at {deviations} deviations")
-                return
-            chunks = [
-                _Chunk(plan_set=index, deviations=deviations, cap=None, nodes=nodes)
-                for index in self.active
-                for nodes in _cut(self.plans[index].frontier.pop(deviations, []), CHUNKS)
-            ]
-            done = self._level(chunks, left, deadline)
-            if done is None:
-                return
-            failed = {chunks[index].plan_set for index, result in done.items() if result.found}
+            failed: set[int] = set()
+            # two waves: the first plan set's chunks, then the others', bounded by the
+            # shortest counterexample the first wave found (as in one process, where the
+            # plan sets searched after a counterexample are cut by its length)
+            for wave in (self.active[:1], self.active[1:]):
+                left = self.target.bounds.max_states - self.states
+                if left < 1:
+                    self._stop(f"the state budget ran out at {deviations} deviations")
+                    return
+                bound = None if self.found is None else self.found[0]
+                chunks = [
+                    _Chunk(plan_set=index, deviations=deviations, bound=bound, nodes=nodes)
+                    for index in wave
+                    for nodes in _cut(self.plans[index].frontier.pop(deviations, []), CHUNKS)
+                ]
+                done = self._level(chunks, left, deadline)
+                if done is None:
+                    return
+                failed |= {chunks[i].plan_set for i, result in done.items() if result.found}
             for index in self.active:
                 plan = self.plans[index]
                 if not plan.stopped and index not in failed:
