@@ -173,6 +173,19 @@ def test_a_state_budget_stops_a_level_below_the_bound() -> None:
     assert report.states <= 3000
 
 
+def test_a_state_budget_finishes_one_plan_set_rather_than_two_halves() -> None:
+    # Two copies of the checkout plan, each needing about 69,000 states at k=2, and room
+    # for one: the first finishes its level, the second says where it stopped.
+    target = attrs.evolve(
+        _target(builtin_policy("guarded"), 2, max_states=100_000), plans=(SINGLE, SINGLE)
+    )
+    report = SystematicEngine().explore(target, Deadline(), workers=InProcess())
+    first, second = report.plans
+    assert (first.reached, first.stopped) == (2, "")
+    assert (second.reached, second.stopped) == (1, "the state budget ran out at 2 deviations")
+    assert report.exhaustive_bound == 1 and report.states <= 100_000
+
+
 # -- on a real cluster of two worker processes ---------------------------------------------------
 
 

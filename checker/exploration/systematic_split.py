@@ -228,29 +228,56 @@ class _Split:
     def _level(
         self, chunks: list[_Chunk], left: int, deadline: Deadline
     ) -> dict[int, _Done] | None:
-        """Search ``chunks`` (one level), then merge them; None when the time ran out or
-        the search was interrupted. Chunks share the ``left`` states equally; those that
-        ran out run again, sharing what the others left, until a round finishes none."""
+        """Search ``chunks`` (one wave of a level), then merge them; None when the time ran
+        out or the search was interrupted. The chunks share the ``left`` states equally;
+        those that ran out then run again, one plan set at a time in order, sharing what is
+        left (so one plan set's level is finished rather than several half-searched, as in
+        one process)."""
         done: dict[int, _Done] = {}
-        pending = list(range(len(chunks)))
-        while pending:
-            share = left // len(pending)
-            if share < 1:
-                break
-            batch = [attrs.evolve(chunks[index], cap=share) for index in pending]
-            results = self._spread(batch, deadline)
-            if results is None:
-                return None
-            for index, result in zip(pending, results.values(), strict=True):
-                done[index] = result
-            finished = [index for index in pending if done[index].stopped != "spent"]
-            left -= sum(done[index].states for index in finished)
-            pending = [index for index in pending if done[index].stopped == "spent"]
-            if not finished:
-                break
-        for index in sorted(done):
-            self._merge(chunks[index], index, done[index])
+        if not self._round(chunks, list(range(len(chunks))), left, done, deadline):
+            return None
+        for plan_set in sorted({chunks[i].plan_set for i, d in done.items() if d.stopped}):
+            left = self._left(done)
+            pending = [i for i, d in done.items() if d.stopped and chunks[i].plan_set == plan_set]
+            while pending:
+                if not self._round(chunks, pending, left, done, deadline):
+                    return None
+                still = [i for i in pending if done[i].stopped]
+                if len(still) == len(pending):
+                    break  # nothing finished: this plan set's level does not fit
+                left, pending = self._left(done), still
+        for index, chunk in enumerate(chunks):
+            if index in done:
+                self._merge(chunk, index, done[index])
+            else:  # never ran: not even one state each was left
+                self._spent(chunk)
         return done
+
+    def _left(self, done: dict[int, _Done]) -> int:
+        """States left once the finished chunks of this wave are counted."""
+        used = sum(result.states for result in done.values() if not result.stopped)
+        return self.target.bounds.max_states - self.states - used
+
+    def _round(
+        self,
+        chunks: list[_Chunk],
+        indexes: list[int],
+        left: int,
+        done: dict[int, _Done],
+        deadline: Deadline,
+    ) -> bool:
+        """Run the chunks ``indexes``, each capped at an equal share of ``left`` (none runs
+        when the share is below one state); False when the search was stopped."""
+        share = left // len(indexes) if indexes else 0
+        if share < 1:
+            return True
+        batch = [attrs.evolve(chunks[index], cap=share) for index in indexes]
+        results = self._spread(batch, deadline)
+        if results is None:
+            return False
+        for index, result in zip(indexes, results.values(), strict=True):
+            done[index] = result
+        return True
 
     def _spread(self, chunks: list[_Chunk], deadline: Deadline) -> dict[int, _Done] | None:
         common = _Level(
@@ -283,8 +310,7 @@ class _Split:
         self.replayed += done.replayed
         self.explored += done.states
         if done.stopped == "spent":
-            if not plan.stopped:
-                plan.stopped = f"the state budget ran out at {chunk.deviations} deviations"
+            self._spent(chunk)
             return
         added = plan.visited.merge(done.visited)
         plan.states += added
@@ -295,6 +321,12 @@ class _Split:
             candidate = (done.length, chunk.plan_set, index, done.found)
             if self.found is None or candidate[:3] < self.found[:3]:
                 self.found = candidate
+
+    def _spent(self, chunk: _Chunk) -> None:
+        """``chunk``'s plan set could not finish its level within the state budget."""
+        plan = self.plans[chunk.plan_set]
+        if not plan.stopped:
+            plan.stopped = f"the state budget ran out at {chunk.deviations} deviations"
 
     def _stop(self, reason: str) -> None:
         """The plan sets still searching stop below the bound, for ``reason``."""
