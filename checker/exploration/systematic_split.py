@@ -197,6 +197,8 @@ class _Split:
 
     def run(self, deadline: Deadline) -> None:
         for deviations in range(self.target.bounds.max_faults + 1):
+            if not self.active:
+                return
             failed: set[int] = set()
             # two waves: the first plan set's chunks, then the others', bounded by the
             # shortest counterexample the first wave found (as in one process, where the
@@ -204,8 +206,11 @@ class _Split:
             for wave in (self.active[:1], self.active[1:]):
                 left = self.target.bounds.max_states - self.states
                 if left < 1:
-                    self._stop(f"the state budget ran out at {deviations} deviations")
-                    return
+                    for index in wave:  # a plan set the first wave finished keeps its level
+                        self.plans[
+                            index
+                        ].stopped = f"the state budget ran out at {deviations} deviations"
+                    continue
                 bound = None if self.found is None else self.found[0]
                 chunks = [
                     _Chunk(plan_set=index, deviations=deviations, bound=bound, nodes=nodes)
