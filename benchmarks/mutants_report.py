@@ -241,10 +241,9 @@ def render(
             "",
             "## Proposed search changes, measured",
             "",
-            "The same cells for search changes not (yet) in the engines' defaults:",
-            "`+near-valid` adds `txcheck.exploration.representative.near_valid_plans` (each",
-            "representative plan one mistake away: wrong type, missing key, swapped steps,",
-            "dropped step) to the representative plans.",
+            "The same cells for search changes not (yet) in the engines' defaults, named",
+            "`ENGINE+CHANGE` (`EXPERIMENTS` in `benchmarks/mutants_cells.py` says what each",
+            "change is).",
             "",
         ]
         out += _table(
