@@ -21,7 +21,7 @@ import attrs
 
 from txcheck.models.contract import ArgRef, Compensation, ReceiptRef, Tool
 from txcheck.models.contract_checks import CONTRACT_DOC, Path, fail, hint, known_keys, need_object
-from txcheck.models.contract_tools import PendingTool
+from txcheck.models.contract_tools import PendingTool, argument_name, tool_properties
 from txcheck.models.json_path import describe
 from txcheck.models.tool_schema import literal_problem
 
@@ -62,7 +62,7 @@ def with_compensation(pending: PendingTool, tools: Mapping[str, Tool], warn: War
     undo = tools[target]
     values = None
     if arguments is None:
-        filled = set(_properties(tool))
+        filled = set(tool_properties(tool))
     else:
         values = {
             name: _value(tool, undo, name, value, (*path, "arguments", name))
@@ -85,7 +85,7 @@ def with_compensation(pending: PendingTool, tools: Mapping[str, Tool], warn: War
 
 
 def _value(tool: Tool, undo: Tool, name: str, value: Any, path: Path) -> Any:
-    props = _properties(undo)
+    props = tool_properties(undo)
     if name not in props:
         raise fail(
             path,
@@ -93,7 +93,7 @@ def _value(tool: Tool, undo: Tool, name: str, value: Any, path: Path) -> Any:
         )
     if isinstance(value, dict) and any(k.startswith("$") for k in value):
         if list(value) == ["$arg"]:
-            return ArgRef(name=_source_argument(tool, value["$arg"], (*path, "$arg")))
+            return ArgRef(name=argument_name(tool, value["$arg"], (*path, "$arg"), "'$arg'"))
         if list(value) == ["$receipt"]:
             field = value["$receipt"]
             if not isinstance(field, str) or not field:
@@ -114,21 +114,3 @@ def _value(tool: Tool, undo: Tool, name: str, value: Any, path: Path) -> Any:
             f"literal {describe(value)} does not fit argument {name!r} of {undo.name!r}: {problem}",
         )
     return value
-
-
-def _source_argument(tool: Tool, value: Any, path: Path) -> str:
-    if not isinstance(value, str):
-        raise fail(path, f"'$arg' must name an argument (got {describe(value)})")
-    props = _properties(tool)
-    if value not in props:
-        raise fail(
-            path,
-            f"'$arg' names argument {value!r}, which tool {tool.name!r} does not define"
-            f"{hint(value, props)}",
-        )
-    return value
-
-
-def _properties(tool: Tool) -> Mapping[str, Any]:
-    props = tool.parameters.get("properties", {})
-    return props if isinstance(props, dict) else {}

@@ -34,7 +34,14 @@ from txcheck.models.contract_checks import (
 from txcheck.models.json_path import describe, format_path
 from txcheck.models.tool_schema import schema_problem
 
-__all__ = ["EXTENSION_KEYS", "INFERRED_KEYS", "PendingTool", "read_tool"]
+__all__ = [
+    "EXTENSION_KEYS",
+    "INFERRED_KEYS",
+    "PendingTool",
+    "argument_name",
+    "read_tool",
+    "tool_properties",
+]
 
 EXTENSION_KEYS = frozenset(
     {"effect", "resource", "idempotency_key", "compensated_by", "idempotent", "repeatable"}
@@ -188,7 +195,7 @@ def _undescribed(tool: Tool, hints: Mapping[str, Any] | None, warn: Warn) -> Too
 
 
 def _inferred_key(tool: Tool) -> str | None:
-    properties = _properties(tool)
+    properties = tool_properties(tool)
     return next((name for name in INFERRED_KEYS if name in properties), None)
 
 
@@ -233,7 +240,7 @@ def _extension(
     )
     key: str | None = None
     if "idempotency_key" in ext:
-        key = _argument(
+        key = argument_name(
             tool, ext["idempotency_key"], (*path, "idempotency_key"), "'idempotency_key'"
         )
     if "compensated_by" in ext and effect == "read":
@@ -261,18 +268,18 @@ def _resources(tool: Tool, value: Any, path: Path) -> tuple[str, ...]:
     if isinstance(value, list):
         if not value:
             raise fail(path, "'resource' must name at least one argument")
-        names = tuple(_argument(tool, v, (*path, i), "'resource'") for i, v in enumerate(value))
+        names = tuple(argument_name(tool, v, (*path, i), "'resource'") for i, v in enumerate(value))
         if len(set(names)) != len(names):
             raise fail(path, f"'resource' lists an argument twice (got {describe(value)})")
         return names
-    return (_argument(tool, value, path, "'resource'"),)
+    return (argument_name(tool, value, path, "'resource'"),)
 
 
-def _argument(tool: Tool, value: Any, path: Path, what: str) -> str:
+def argument_name(tool: Tool, value: Any, path: Path, what: str) -> str:
     """``value`` must name an argument in ``tool``'s top-level ``properties``."""
     if not isinstance(value, str):
         raise fail(path, f"{what} must name an argument (got {describe(value)})")
-    props = _properties(tool)
+    props = tool_properties(tool)
     if value not in props:
         defined = ", ".join(repr(p) for p in props) or "none"
         raise fail(
@@ -283,7 +290,7 @@ def _argument(tool: Tool, value: Any, path: Path, what: str) -> str:
     return value
 
 
-def _properties(tool: Tool) -> Mapping[str, Any]:
+def tool_properties(tool: Tool) -> Mapping[str, Any]:
     props = tool.parameters.get("properties", {})
     return props if isinstance(props, dict) else {}
 
