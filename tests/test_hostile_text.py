@@ -34,6 +34,7 @@ from txcheck.exploration.report import Counterexample, EngineReport
 from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
+from txcheck.exploration.verdict import ExploreVerdict
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import builtin_policy
@@ -212,6 +213,25 @@ def _explore(h: str) -> Any:
     return ExploreSummary(policy=h, result=ExploreResult(reports=(report,), counterexample=found))
 
 
+def _explore_verdict(h: str, outcome: str) -> Any:
+    # a plan set is named after the contract's workflows and tools: the bound names it
+    verdict = ExploreVerdict(
+        outcome=outcome,
+        unexercised=(h,) if outcome == "inconclusive" else (),
+        bound=f"exhaustive to 1 of 3 deviations (lower: {h} 1)",
+        exhaustive_to=1,
+        asked=3,
+        complete=False,
+        runs=1,
+        writes=1,
+        faults=1,
+    )
+    report = EngineReport(engine="systematic", runs=1, steps=1, notes=())
+    return ExploreSummary(
+        policy="guarded", result=ExploreResult(reports=(report,)), verdict=verdict
+    )
+
+
 def _counterexample(h: str) -> Any:
     target, execution = _naive_double_charge(h)
     return counterexample_report(
@@ -237,6 +257,8 @@ RENDERERS: dict[str, Callable[[str], Any]] = {
     "evaluation": _evaluation,
     "scenarios": _scenarios,
     "explore": _explore,
+    "explore pass": lambda h: _explore_verdict(h, "pass"),
+    "explore inconclusive": lambda h: _explore_verdict(h, "inconclusive"),
     "counterexample": _counterexample,
     "replay": _replay,
 }

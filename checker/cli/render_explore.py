@@ -44,19 +44,20 @@ class ExploreSummary:
         policy = one_line(self.policy, None)
         verdict = self.verdict
         if result.counterexample is None and verdict is not None:
+            bound = one_line(verdict.bound, None)  # names plan sets after the contract's
             exercised = (
                 f"{verdict.runs:,} runs, {verdict.writes:,} writes committed, "
                 f"{verdict.faults:,} faults injected"
             )
             if verdict.outcome == "pass":
                 yield Text(
-                    f"No counterexample for policy {policy}: {verdict.bound} ({exercised}).",
+                    f"No counterexample for policy {policy}: {bound} ({exercised}).",
                     style="bold green",
                 )
             else:
-                yield Text(f"Inconclusive for policy {policy}: {verdict.bound}.", style="bold")
+                yield Text(f"Inconclusive for policy {policy}: {bound}.", style="bold")
                 for reason in verdict.unexercised:
-                    yield Text(f"  - {reason}", style="yellow")
+                    yield Text(f"  - {one_line(reason, None)}", style="yellow")
                 yield Text(f"  ({exercised})")
         elif result.counterexample is None:
             yield Text(f"No counterexample for policy {policy}.", style="bold green")
