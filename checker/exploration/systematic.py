@@ -44,7 +44,7 @@ from txcheck.exploration.workers import Workers
 from txcheck.models.choices import Action, Choice, FaultKind, fault_kind
 from txcheck.models.proposal import Plan
 
-__all__ = ["SystematicEngine", "plan_sets_of"]
+__all__ = ["SystematicEngine", "plan_sets_of", "systematic_report"]
 
 
 @attrs.frozen
@@ -390,49 +390,73 @@ class SystematicEngine:
             for search in active:
                 if not search.stopped:
                     search.stopped = f"{stop}"
-        reached = [s.reached for s in searches]
-        exhaustive = (
-            None if any(r is None for r in reached) else min(r for r in reached if r is not None)
-        )
         counterexample = None
         if found is not None:
             execution = found.execution()
             counterexample = Counterexample(
                 found_by=self.name, plans=execution.plans, execution=execution
             )
-        complete = found is None and all(r == max_faults for r in reached)
-        short = [s for s in searches if s.stopped]
-        if short and found is None and not notes:  # not already said: the time ran out
-            notes.append(
-                f"stopped early: the state budget ({max_states:,} states) ran out on "
-                f"{len(short)} of {len(searches)} plan sets"
-            )
-        tally_ = stats.tally
-        notes.append(f"replayed {stats.replayed} prefix steps in {tally_.runs} runs")
-        if self.prune and stats.states > 1:
-            held = sum(search.visited.nbytes() for search in searches)
-            notes.append(
-                f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
-                f"that two of them collided are below {collision_odds(stats.states):.0e}"
-            )
-        return EngineReport(
-            engine=self.name,
-            runs=tally_.runs,
-            steps=tally_.steps,
+        return systematic_report(
+            target,
+            stats.tally,
             counterexample=counterexample,
-            states=stats.states,
-            exhaustive_bound=exhaustive,
-            complete=complete,
-            coverage=tally_.coverage(),
-            writes=tally_.writes,
-            bound=max_faults,
-            seconds=time.monotonic() - started,
-            notes=tuple(notes),
-            plans=tuple(
+            plans=[
                 PlanBound(label=s.label, reached=s.reached, states=s.states, stopped=s.stopped)
                 for s in searches
-            ),
+            ],
+            states=stats.states,
+            replayed=stats.replayed,
+            held=sum(search.visited.nbytes() for search in searches) if self.prune else None,
+            notes=notes,
+            started=started,
         )
+
+
+def systematic_report(
+    target: Target,
+    tally: Tally,
+    *,
+    counterexample: Counterexample | None,
+    plans: list[PlanBound],
+    states: int,
+    replayed: int,
+    held: int | None,
+    notes: list[str],
+    started: float,
+) -> EngineReport:
+    """The systematic engine's report, in one process or spread: the bound proved on every
+    plan set, and notes on a state budget that ran out, the replayed prefixes and (``held``
+    bytes of fingerprints, None without pruning) the odds of a collision."""
+    max_faults = target.bounds.max_faults
+    proved = [plan.reached for plan in plans if plan.reached is not None]
+    short = [plan for plan in plans if plan.stopped]
+    said = any(note.startswith("stopped early") for note in notes)  # the time ran out
+    if short and counterexample is None and not said:
+        notes.append(
+            f"stopped early: the state budget ({target.bounds.max_states:,} states) ran out "
+            f"on {len(short)} of {len(plans)} plan sets"
+        )
+    notes.append(f"replayed {replayed} prefix steps in {tally.runs} runs")
+    if held is not None and states > 1:
+        notes.append(
+            f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
+            f"that two of them collided are below {collision_odds(states):.0e}"
+        )
+    return EngineReport(
+        engine=SystematicEngine.name,
+        runs=tally.runs,
+        steps=tally.steps,
+        counterexample=counterexample,
+        states=states,
+        exhaustive_bound=min(proved) if len(proved) == len(plans) else None,
+        complete=counterexample is None and all(p.reached == max_faults for p in plans),
+        coverage=tally.coverage(),
+        writes=tally.writes,
+        bound=max_faults,
+        seconds=time.monotonic() - started,
+        notes=tuple(notes),
+        plans=tuple(plans),
+    )
 
 
 def plan_sets_of(target: Target) -> list[PlanSet]:

@@ -48,9 +48,10 @@ from txcheck.exploration.systematic import (
     _Stats,
     _Stop,
     plan_sets_of,
+    systematic_report,
 )
 from txcheck.exploration.target import Deadline, Target
-from txcheck.exploration.visited import FingerprintTable, Overlay, collision_odds
+from txcheck.exploration.visited import FingerprintTable, Overlay
 from txcheck.exploration.workers import InProcess, Job, Workers
 from txcheck.models.proposal import Plan
 
@@ -347,15 +348,9 @@ def search_split(
     started = time.monotonic()
     split = _Split(target, workers, prune=prune, tally=tally)
     split.run(deadline)
-    plans = split.plans
-    max_faults = target.bounds.max_faults
-    reached = [plan.reached for plan in plans]
-    proved = [r for r in reached if r is not None]
-    exhaustive = min(proved) if len(proved) == len(reached) else None
-    counterexample = None if split.found is None else split.found[3].again(target)
     notes = [
         f"spread over {workers.where}: each level's branches in up to {CHUNKS} chunks per "
-        "plan set, the visited set merged after every level"
+        "plan set, the visited set merged after every wave"
     ]
     notes += split.notes
     if split.explored > split.states:
@@ -363,34 +358,17 @@ def search_split(
             f"{split.explored - split.states:,} of the states were explored by more than one "
             "chunk (duplicate work a single process avoids)"
         )
-    short = [plan for plan in plans if plan.stopped]
-    if short and counterexample is None and not any(n.startswith("stopped early") for n in notes):
-        notes.append(
-            f"stopped early: the state budget ({target.bounds.max_states:,} states) ran out on "
-            f"{len(short)} of {len(plans)} plan sets"
-        )
-    notes.append(f"replayed {split.replayed} prefix steps in {tally.runs} runs")
-    if prune and split.states > 1:
-        held = sum(plan.visited.nbytes() for plan in plans)
-        notes.append(
-            f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
-            f"that two of them collided are below {collision_odds(split.states):.0e}"
-        )
-    return EngineReport(
-        engine="systematic",
-        runs=tally.runs,
-        steps=tally.steps,
-        counterexample=counterexample,
-        states=split.states,
-        exhaustive_bound=exhaustive,
-        complete=counterexample is None and all(r == max_faults for r in reached),
-        coverage=tally.coverage(),
-        writes=tally.writes,
-        bound=max_faults,
-        seconds=time.monotonic() - started,
-        notes=tuple(notes),
-        plans=tuple(
+    return systematic_report(
+        target,
+        tally,
+        counterexample=None if split.found is None else split.found[3].again(target),
+        plans=[
             PlanBound(label=p.label, reached=p.reached, states=p.states, stopped=p.stopped)
-            for p in plans
-        ),
+            for p in split.plans
+        ],
+        states=split.states,
+        replayed=split.replayed,
+        held=sum(plan.visited.nbytes() for plan in split.plans) if prune else None,
+        notes=notes,
+        started=started,
     )
