@@ -78,19 +78,8 @@ def chat_call(item: Any, index: int) -> Call | Found | None:
     function = item.get("function")
     if type(function) is not dict or type(name := function.get("name")) is not str:
         return None
-    call_id = item.get("id")
-    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
-        return None
     raw = function.get("arguments", MISSING)
-    arguments, error = arguments_string(raw)
-    return _found(
-        call_id,
-        name,
-        None if raw is MISSING else raw,
-        arguments=arguments,
-        error=error,
-        index=index,
-    )
+    return _found(item.get("id"), name, raw, arguments_string(raw), index)
 
 
 def responses_call(item: Any, index: int) -> Call | Found | None:
@@ -99,19 +88,8 @@ def responses_call(item: Any, index: int) -> Call | Found | None:
         return None
     if type(name := item.get("name")) is not str:
         return None
-    call_id = item.get("call_id")
-    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
-        return None
     raw = item.get("arguments", MISSING)
-    arguments, error = arguments_string(raw)
-    return _found(
-        call_id,
-        name,
-        None if raw is MISSING else raw,
-        arguments=arguments,
-        error=error,
-        index=index,
-    )
+    return _found(item.get("call_id"), name, raw, arguments_string(raw), index)
 
 
 def anthropic_call(block: Any, index: int) -> Call | Found | None:
@@ -120,19 +98,8 @@ def anthropic_call(block: Any, index: int) -> Call | Found | None:
         return None
     if type(name := block.get("name")) is not str:
         return None
-    call_id = block.get("id")
-    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
-        return None
     raw = block.get("input", MISSING)
-    arguments, error = arguments_object(raw, "'input'")
-    return _found(
-        call_id,
-        name,
-        None if raw is MISSING else raw,
-        arguments=arguments,
-        error=error,
-        index=index,
-    )
+    return _found(block.get("id"), name, raw, arguments_object(raw, "'input'"), index)
 
 
 def gemini_call(part: Any, index: int) -> Call | Found | None:
@@ -144,27 +111,28 @@ def gemini_call(part: Any, index: int) -> Call | Found | None:
         return None
     if type(name := call.get("name")) is not str:
         return None
-    call_id = call.get("id")
-    if call_id is not None and type(call_id) is not str:  # an id is absent, null or text
-        return None
     raw = call.get("args", MISSING)
-    if raw is MISSING:  # Gemini leaves out 'args' when a call has none
-        return _found(call_id, name, None, arguments={}, error=None, index=index)
-    arguments, error = arguments_object(raw, "'args'")
-    return _found(call_id, name, raw, arguments=arguments, error=error, index=index)
+    # Gemini leaves out 'args' when a call has none
+    parsed = ({}, None) if raw is MISSING else arguments_object(raw, "'args'")
+    return _found(call.get("id"), name, raw, parsed, index)
 
 
 def _found(
-    call_id: str | None,
+    call_id: Any,
     name: str,
     raw: Any,
-    *,
-    arguments: dict[str, Any] | None,
-    error: str | None,
+    parsed: tuple[dict[str, Any] | None, str | None],
     index: int,
-) -> Call | Found:
+) -> Call | Found | None:
     """The ``Call`` at ``index`` when the vendor gave its id; else a ``Found`` whose id the
-    parser invents once it has seen every call (never reusing a vendor's)."""
+    parser invents once it has seen every call (never reusing a vendor's); None when the
+    id is neither absent, null nor text (not a call of this shape). ``raw`` is the
+    arguments as given (``MISSING`` when left out), ``parsed`` their object and error."""
+    if call_id is not None and type(call_id) is not str:
+        return None
+    arguments, error = parsed
+    if raw is MISSING:
+        raw = None
     if call_id is None:
         return Found(call_id, name, raw, arguments, error, ())
     return Call(
