@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -56,6 +56,8 @@ __all__ = [
     "origin",
     "watchdog_available",
 ]
+
+_Loaded = TypeVar("_Loaded", ServiceSet, Invariant)
 
 DEFAULT_POLICY_TIMEOUT = 5.0
 """Seconds a user policy may run between two yields before it is stopped."""
@@ -287,36 +289,48 @@ def origin(obj: object) -> str | None:
 
 def load_services(specs: Sequence[str]) -> tuple[ServiceSet, ...]:
     """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them)."""
-    found: list[ServiceSet] = []
-    for spec in specs:
-        value = _resolve(_spec(spec, "--services", "a service set"), "service", ServiceError)
-        items = value if isinstance(value, (list, tuple)) else [value]
-        _remember(spec, value, items)
-        for item in items:
-            if not isinstance(item, ServiceSet):
-                raise ServiceError(
-                    f"{spec!r} must be a ServiceSet or a list of them (got {type(item).__name__})"
-                )
-            found.append(item)
-    return tuple(found)
+    return tuple(
+        _load_all(
+            specs,
+            ServiceSet,
+            ("--services", "a service set", "service", ServiceError),
+            "a ServiceSet or a list of them",
+        )
+    )
 
 
 def load_invariants(specs: Sequence[str]) -> tuple[Invariant, ...]:
     """The invariants ``--invariants`` names (each NAME one made with @always or
     @eventually, or a list of them)."""
-    found: list[Invariant] = []
+    return tuple(
+        _load_all(
+            specs,
+            Invariant,
+            ("--invariants", "an invariant", "invariant", InvariantError),
+            "an invariant made with @always or @eventually, or a list of them",
+        )
+    )
+
+
+def _load_all(
+    specs: Sequence[str],
+    kind: type[_Loaded],
+    option: tuple[str, str, str, type[UserCodeError]],
+    wanted: str,
+) -> list[_Loaded]:
+    """Every ``kind`` the ``specs`` name, each NAME one of them or a list of them;
+    ``option`` is the flag, what it names, the kind's word and its error class."""
+    flag, what, word, error = option
+    found: list[_Loaded] = []
     for spec in specs:
-        value = _resolve(_spec(spec, "--invariants", "an invariant"), "invariant", InvariantError)
+        value = _resolve(_spec(spec, flag, what), word, error)
         items = value if isinstance(value, (list, tuple)) else [value]
         _remember(spec, value, items)
         for item in items:
-            if not isinstance(item, Invariant):
-                raise InvariantError(
-                    f"{spec!r} must be an invariant made with @always or @eventually, or a "
-                    f"list of them (got {type(item).__name__})"
-                )
+            if not isinstance(item, kind):
+                raise error(f"{spec!r} must be {wanted} (got {type(item).__name__})")
             found.append(item)
-    return tuple(found)
+    return found
 
 
 def _instantiate(spec: str, found: Any) -> Policy:
