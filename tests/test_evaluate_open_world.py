@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_open_world import LAUNCH_CONTRACT
 
 from txcheck.cli import main
 from txcheck.models.fixture import default_fixture
@@ -90,28 +91,7 @@ def test_a_tool_without_behaviour_makes_the_case_a_bad_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     contract = tmp_path / "contract.json"
-    contract.write_text(
-        json.dumps(
-            {
-                "tools": [
-                    {
-                        "type": "function",
-                        "function": {
-                            "name": "launch",
-                            "description": "Launch it.",
-                            "parameters": {
-                                "type": "object",
-                                "properties": {"target": {"type": "string"}},
-                                "required": ["target"],
-                                "additionalProperties": False,
-                            },
-                        },
-                    }
-                ]
-            }
-        ),
-        encoding="utf-8",
-    )
+    contract.write_text(json.dumps(LAUNCH_CONTRACT), encoding="utf-8")
     call = ("launch", {"target": "moon"})
     expect = {"calls": [{"name": "launch", "arguments": {"target": "moon"}}]}
     cases = _cases(tmp_path, {"id": "c1", "proposal": _openai(call), "expect": expect})
