@@ -21,6 +21,7 @@ from txcheck.invariants.views import (
 )
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.choices import Part
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.runner import RunView
 
@@ -114,10 +115,19 @@ def _workflow_done(view: RunView, plan: Plan, call: Call, progress: Progress) ->
 
 
 def _resource(view: RunView, call: Call) -> object:
-    tool = view.contract.tool(call.name)
-    if tool is None or not tool.resources or call.arguments is None:
-        return None
-    return canonical_json(normalize({n: call.arguments.get(n) for n in tool.resources[:1]}))
+    """The call's first resource argument, as canonical JSON (once per contract and call)."""
+    contract = view.contract
+
+    def compute() -> object:
+        tool = contract.tool(call.name)
+        if tool is None or not tool.resources or call.arguments is None:
+            return None
+        return canonical_json(normalize({n: call.arguments.get(n) for n in tool.resources[:1]}))
+
+    return _RESOURCE((contract, call), compute)
+
+
+_RESOURCE: IdentityMemo[object] = IdentityMemo()
 
 
 @eventually
@@ -154,13 +164,22 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
         )
 
 
-def _resources_of(view: RunView, plan: Plan) -> set[str]:
-    found: set[str] = set()
-    for call in plan.calls:
-        tool = view.contract.tool(call.name)
-        if tool is None or call.arguments is None:
-            continue
-        for name in tool.resources:
-            if name in call.arguments:
-                found.add(canonical_json(normalize([name, call.arguments[name]])))
-    return found
+def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:
+    """Every resource the plan's calls name (once per contract and plan)."""
+    contract = view.contract
+
+    def compute() -> frozenset[str]:
+        found: set[str] = set()
+        for call in plan.calls:
+            tool = contract.tool(call.name)
+            if tool is None or call.arguments is None:
+                continue
+            for name in tool.resources:
+                if name in call.arguments:
+                    found.add(canonical_json(normalize([name, call.arguments[name]])))
+        return frozenset(found)
+
+    return _RESOURCES((contract, plan), compute)
+
+
+_RESOURCES: IdentityMemo[frozenset[str]] = IdentityMemo()

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from txcheck.invariants.base import always, eventually
 from txcheck.invariants.views import last_phase_entry, plan_groups, progress_of, refused_by_world
 from txcheck.models.choices import Part
-from txcheck.models.contract import Contract
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.policies.journal import TERMINAL_PHASES
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import RunView
@@ -214,30 +214,28 @@ def _outcome_problem(view: RunView, plan: Plan, owners: list[str]) -> str | None
     )
 
 
-_RESOURCES: dict[tuple[int, int], tuple[Contract, Plan, frozenset[str]]] = {}
+_RESOURCES: IdentityMemo[frozenset[str]] = IdentityMemo()
 
 
 def _plan_resources(view: RunView, plan: Plan) -> frozenset[str]:
     """What the plan's calls may write on, once per (contract, plan): the resources they
     name and, for a tool with no resource argument, the call itself (``call:ID:TOOL``);
     writes_within_plan runs after every step that commits."""
-    key = (id(view.contract), id(plan))
-    entry = _RESOURCES.get(key)
-    if entry is not None and entry[0] is view.contract and entry[1] is plan:
-        return entry[2]
-    resources: set[str] = set()
-    for call in plan.calls:
-        tool = view.contract.tool(call.name)
-        if tool is None or call.arguments is None:
-            continue
-        if tool.resources:
-            resources.update(str(call.arguments.get(r, "")) for r in tool.resources)
-        else:
-            resources.add(_call_scope(call.id, call.name))
-    if len(_RESOURCES) >= 1024:
-        _RESOURCES.clear()
-    _RESOURCES[key] = (view.contract, plan, frozenset(resources))
-    return _RESOURCES[key][2]
+    contract = view.contract
+
+    def compute() -> frozenset[str]:
+        resources: set[str] = set()
+        for call in plan.calls:
+            tool = contract.tool(call.name)
+            if tool is None or call.arguments is None:
+                continue
+            if tool.resources:
+                resources.update(str(call.arguments.get(r, "")) for r in tool.resources)
+            else:
+                resources.add(_call_scope(call.id, call.name))
+        return frozenset(resources)
+
+    return _RESOURCES((contract, plan), compute)
 
 
 def _call_scope(call_id: str, tool: str) -> str:

@@ -3,6 +3,7 @@ plan's progress (which of its writes committed, were adopted or undone), journal
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ import attrs
 
 from txcheck.models.canonical import canonical_json
 from txcheck.models.contract import Contract
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.policies.base import operation_id
 from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.models.runner import RunView
@@ -31,34 +33,25 @@ def plan_groups(view: RunView) -> list[tuple[Plan, list[str]]]:
     """Instances grouped by plan content: a plan submitted twice is one plan."""
     groups: dict[str, tuple[Plan, list[str]]] = {}
     for instance, plan in zip(view.instances, view.plans, strict=True):
-        key = canonical_json(plan_to_json(plan))
+        key = _CONTENT((plan,), functools.partial(_content, plan))
         groups.setdefault(key, (plan, []))[1].append(instance)
     return list(groups.values())
+
+
+_CONTENT: IdentityMemo[str] = IdentityMemo()
+
+
+def _content(plan: Plan) -> str:
+    return canonical_json(plan_to_json(plan))
 
 
 def operations_of(view: RunView) -> dict[str, str]:
     """Each orchestrator instance's business operation (``operation_id``): instances of
     one plan, submitted again even under other keys, share it; different plans do not."""
     return {
-        instance: _operation_id(plan, view.contract)
+        instance: operation_id(plan, view.contract)
         for instance, plan in zip(view.instances, view.plans, strict=True)
     }
-
-
-_OPERATION_IDS: dict[tuple[int, int], tuple[Plan, Contract, str]] = {}
-
-
-def _operation_id(plan: Plan, contract: Contract) -> str:
-    """``operation_id``, once per (plan, contract): invariants run after every step."""
-    key = (id(plan), id(contract))
-    entry = _OPERATION_IDS.get(key)
-    if entry is not None and entry[0] is plan and entry[1] is contract:
-        return entry[2]
-    if len(_OPERATION_IDS) >= 1024:
-        _OPERATION_IDS.clear()
-    found = operation_id(plan, contract)
-    _OPERATION_IDS[key] = (plan, contract, found)
-    return found
 
 
 def last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:
@@ -70,10 +63,19 @@ def last_phase_entry(world: World, instance: str) -> dict[str, Any] | None:
 
 
 def refused_by_world(view: RunView, plan: Plan) -> bool:
-    """Whether the plan breaks a business rule of the run's initial world."""
-    check = WorldBusinessCheck(fixture=view.world.fixture, services=view.world.services)
-    verdict = validate(view.contract, plan, business=check)
-    return any(v.level == "business" for v in verdict.violations)
+    """Whether the plan breaks a business rule of the run's initial world (once per
+    contract, plan, fixture and services: it depends on nothing else)."""
+    world = view.world
+
+    def compute() -> bool:
+        check = WorldBusinessCheck(fixture=world.fixture, services=world.services)
+        verdict = validate(view.contract, plan, business=check)
+        return any(v.level == "business" for v in verdict.violations)
+
+    return _REFUSED((view.contract, plan, world.fixture, *world.services), compute)
+
+
+_REFUSED: IdentityMemo[bool] = IdentityMemo()
 
 
 @attrs.frozen(kw_only=True)
@@ -98,16 +100,19 @@ class Progress:
 
 
 def progress_of(view: RunView, plan: Plan, owners: list[str]) -> Progress:
-    """``plan``'s progress in the run, counting only its own instances' operations."""
+    """``plan``'s progress in the run, counting only its own instances' operations
+    (computed once per view: several liveness properties ask)."""
+    key = ("progress", id(plan), tuple(owners))
+    found = view.derived.get(key)
+    if found is None:
+        found = view.derived[key] = _progress(view, plan, owners)
+    assert isinstance(found, Progress)
+    return found
+
+
+def _progress(view: RunView, plan: Plan, owners: list[str]) -> Progress:
     world = view.world
-    intent_of_call: dict[str, str] = {}
-    writes: dict[str, str] = {}  # intent -> the first call with it (repeats run once)
-    for call in plan.calls:
-        tool = view.contract.tool(call.name)
-        if tool is not None and tool.has_side_effect and call.arguments is not None:
-            intent = world.intent_of(tool, call.arguments)
-            intent_of_call[call.id] = intent
-            writes.setdefault(intent, call.id)
+    writes, intent_of_call = _writes(view.contract, plan)
     mine = set(owners)
     commits: dict[str, int] = {}
     undone: set[str] = set()
@@ -121,7 +126,7 @@ def progress_of(view: RunView, plan: Plan, owners: list[str]) -> Progress:
             undone.add(intent_of_call[op["compensates"]])
     # A journaled result counts only when its receipt is a real committed operation's: a
     # policy that writes "done" for a call that never committed does not get credit.
-    receipts = {canonical_json(op["receipt"]) for op in world.operations}
+    receipts = _receipts(view)
     adopted: set[str] = set()
     for owner in owners:
         for entry in world.journals.get(owner, []):
@@ -139,3 +144,34 @@ def progress_of(view: RunView, plan: Plan, owners: list[str]) -> Progress:
         adopted=frozenset(adopted),
         undone=frozenset(undone),
     )
+
+
+def _receipts(view: RunView) -> frozenset[str]:
+    """Every committed operation's receipt, as canonical JSON (once per view)."""
+    found = view.derived.get("receipts")
+    if found is None:
+        ops = view.world.operations
+        found = view.derived["receipts"] = frozenset(canonical_json(op["receipt"]) for op in ops)
+    assert isinstance(found, frozenset)
+    return found
+
+
+_WRITES: IdentityMemo[tuple[Mapping[str, str], Mapping[str, str]]] = IdentityMemo()
+
+
+def _writes(contract: Contract, plan: Plan) -> tuple[Mapping[str, str], Mapping[str, str]]:
+    """The plan's writes by intent (intent -> the first call with it: repeats run once)
+    and each write call's intent; once per (contract, plan). Read-only: shared."""
+
+    def compute() -> tuple[Mapping[str, str], Mapping[str, str]]:
+        intent_of_call: dict[str, str] = {}
+        writes: dict[str, str] = {}
+        for call in plan.calls:
+            tool = contract.tool(call.name)
+            if tool is not None and tool.has_side_effect and call.arguments is not None:
+                intent = World.intent_of(tool, call.arguments)
+                intent_of_call[call.id] = intent
+                writes.setdefault(intent, call.id)
+        return writes, intent_of_call
+
+    return _WRITES((contract, plan), compute)

@@ -17,6 +17,7 @@ import attrs
 
 from txcheck.models.canonical import stable_hash
 from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.requests import (
     Ack,
@@ -70,15 +71,22 @@ def operation_id(plan: Plan, contract: Contract) -> str:
     """The durable id of ``plan``'s business operation: the same plan submitted twice is
     one operation, even under other idempotency keys (a model asked twice writes fresh
     ones). Like a service's ``Lookup``, it goes by each call's intent: its arguments but a
-    pure idempotency key."""
-    body: list[list[Any]] = []
-    for call in plan.calls:
-        tool = contract.tool(call.name)
-        if tool is None or call.arguments is None:
-            body.append([call.name, call.raw_arguments])
-        else:
-            body.append([call.name, tool.intent_arguments(call.arguments)])
-    return "op_" + stable_hash(body)[:16]
+    pure idempotency key. Computed once per (plan, contract): every run claims it."""
+
+    def compute() -> str:
+        body: list[list[Any]] = []
+        for call in plan.calls:
+            tool = contract.tool(call.name)
+            if tool is None or call.arguments is None:
+                body.append([call.name, call.raw_arguments])
+            else:
+                body.append([call.name, tool.intent_arguments(call.arguments)])
+        return "op_" + stable_hash(body)[:16]
+
+    return _OPERATION_IDS((plan, contract), compute)
+
+
+_OPERATION_IDS: IdentityMemo[str] = IdentityMemo()
 
 
 UNDO_SUFFIX = "~undo"
