@@ -201,9 +201,10 @@ class Choice:
     @property
     def is_fault(self) -> bool:
         """A crash, a clock jump or a faulty outcome: the world saw something go wrong."""
-        if self.action in (Action.CRASH, Action.JUMP):
+        action = self.action
+        if action is Action.CRASH or action is Action.JUMP:
             return True
-        return isinstance(self.outcome, Outcome) and self.outcome.is_fault
+        return self.outcome is not Outcome.OK and type(self.outcome) is Outcome
 
     @property
     def fault_name(self) -> str:

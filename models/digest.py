@@ -35,14 +35,19 @@ def plain_json(value: Any) -> Any:
     return repr(value)
 
 
+_PLAIN = frozenset({tuple, list, dict, str, bytes, int, float, bool, type(None)})
+"""Types ``serial`` meets most (fingerprints are tuples of them): never attrs classes."""
+
+
 def serial(value: Any) -> bytes:
     """Bytes that determine ``value``: equal bytes mean equal values, whether or not they
     share objects (``marshal`` version 2 writes no references); an attrs value (a tool
     result) by its class and fields; a pickle without memo, or canonical JSON, for
     anything else. Equal values built differently (dict insertion order) may give
     different bytes: a finer key, never a wrong merge."""
-    if attrs.has(type(value)):
-        value = (type(value).__name__, attrs.astuple(value, recurse=False))
+    kind = type(value)
+    if kind not in _PLAIN and attrs.has(kind):
+        value = (kind.__name__, attrs.astuple(value, recurse=False))
     try:
         return marshal.dumps(value, 2)
     except ValueError:

@@ -82,6 +82,9 @@ class RunView:
     invalid_plans: Mapping[str, tuple[str, ...]]
     quiescent: bool
     finished: Mapping[str, bool]
+    derived: dict[object, object] = attrs.field(factory=dict, eq=False, repr=False)
+    """What properties derive from this view and share (several ask for a plan's
+    progress); it lives as long as the view, one evaluation of the invariants."""
 
 
 @attrs.define
@@ -164,16 +167,16 @@ class Run:
         for actor in self._actors.values():
             moves.extend(self._moves(actor))
         crashes = [
-            Choice(a.name, Action.CRASH)
+            _choice(a.name, Action.CRASH)
             for a in self._actors.values()
             if a.gen is not None and not a.done
         ]
         if not moves:
             sleepers = [a for a in self._actors.values() if a.wake_at is not None]
             if sleepers:
-                moves.append(Choice(CLOCK, Action.WAIT))
+                moves.append(_choice(CLOCK, Action.WAIT))
         if moves and self.allow_clock_jumps:
-            crashes.append(Choice(CLOCK, Action.JUMP))
+            crashes.append(_choice(CLOCK, Action.JUMP))
         return moves + crashes if moves else []
 
     def _moves(self, actor: _Actor) -> list[Choice]:
@@ -181,24 +184,24 @@ class Run:
             return []
         if actor.wake_at is not None:
             if self.world.clock >= actor.wake_at:
-                return [Choice(actor.name, Action.STEP)]
+                return [_choice(actor.name, Action.STEP)]
             return []
         if actor.pending is not None:
-            return [Choice(actor.name, Action.COMPLETE, o) for o in actor.pending.outcomes()]
+            return [_choice(actor.name, Action.COMPLETE, o) for o in actor.pending.outcomes()]
         if actor.gen is None:
             if actor.name == RELAY and self.world.unpublished() is not None:
-                return [Choice(RELAY, Action.STEP)]
+                return [_choice(RELAY, Action.STEP)]
             if actor.name == CONSUMER:
                 return [
-                    Choice(CONSUMER, Action.DELIVER, d["delivery_id"])
+                    _choice(CONSUMER, Action.DELIVER, d["delivery_id"])
                     for d in self.world.ready_deliveries()
                 ]
             return []
         request = actor.request
-        step = Choice(actor.name, Action.STEP)
+        step = _choice(actor.name, Action.STEP)
         if request is None or not request.faults:
             return [step]
-        return [step, *(Choice(actor.name, Action.STEP, f) for f in request.faults)]
+        return [step, *(_choice(actor.name, Action.STEP, f) for f in request.faults)]
 
     def current(self, actor: str) -> Mapping[str, Any]:
         """What ``actor`` is about to do: its request's kind, tool and call, if any."""
@@ -535,6 +538,21 @@ class Run:
                     "unbounded retry?)"
                 )
             self.apply(options[0])
+
+
+_CHOICES: dict[tuple[str, Action, Outcome | str], Choice] = {}
+
+
+def _choice(actor: str, action: Action, outcome: Outcome | str = Outcome.OK) -> Choice:
+    """The runner's choices, built once each: a run offers the same few thousand again
+    and again (choices are frozen values, so sharing one is safe)."""
+    key = (actor, action, outcome)
+    found = _CHOICES.get(key)
+    if found is None:
+        if len(_CHOICES) >= 65536:
+            _CHOICES.clear()
+        found = _CHOICES[key] = Choice(actor, action, outcome)
+    return found
 
 
 def _invalid_plans(
