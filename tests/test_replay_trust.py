@@ -101,20 +101,45 @@ def _observed_changed(document: dict[str, Any]) -> None:
     document["steps"][0]["observed"] = {"admitted": False}
 
 
+def _request_changed(document: dict[str, Any]) -> None:
+    document["steps"][0]["request"]["arguments"]["currency"] = "EUR"
+
+
+def _deviation_unmarked(document: dict[str, Any]) -> None:
+    document["steps"][1]["deviation"] = False
+
+
 def _contract_swapped(document: dict[str, Any]) -> None:
     for tool in document["contract"]["tools"]:
         if tool.get("function", {}).get("name") == "create_order":
             tool["x-txcheck"]["idempotency_key"] = "order_id"
 
 
-TAMPERING: list[Callable[[dict[str, Any]], None]] = [
-    _outcome_explodes,
-    _steps_emptied,
-    _truncated,
-    _plans_emptied,
-    _observed_changed,
-    _contract_swapped,
-]
+def _contract_replaced(document: dict[str, Any]) -> None:
+    hotel = ROOT / "examples" / "contracts" / "hotel.json"
+    document["contract"] = json.loads(hotel.read_text("utf-8"))
+
+
+def _violations_emptied(document: dict[str, Any]) -> None:
+    document["violations"] = []
+
+
+TAMPERING: dict[Callable[[dict[str, Any]], None], tuple[str, ...]] = {
+    _outcome_explodes: ("step 1: recorded choice orchestrator-1 complete explode is not possible",),
+    _steps_emptied: ("the trace records 0 steps, the replay takes", "from step 0 on they differ"),
+    _truncated: ("the trace records 1 steps, the replay takes", "from step 1 on they differ"),
+    _plans_emptied: ("step 0: recorded choice orchestrator-1 step ok is not possible",),
+    _observed_changed: ("step 0: the trace records observed",),
+    _request_changed: ("step 0: the trace records request",),
+    _deviation_unmarked: ("step 1: the trace records deviation false, the replay gives true",),
+    _contract_swapped: ("step 2: the trace records request",),
+    _contract_replaced: ("step 1: recorded choice",),
+    _violations_emptied: (
+        "the recorded violations (none) do not reproduce",
+        "(the replay finds: retries_reuse_key at step 2)",
+    ),
+}
+"""Each edit, and where the replay under the recorded policy says it stops being the run."""
 
 
 @pytest.mark.parametrize("tamper", TAMPERING, ids=lambda f: f.__name__.strip("_"))
@@ -131,12 +156,28 @@ def test_an_edited_trace_does_not_match_its_digest(
 def test_an_edited_trace_with_a_forged_digest_is_not_the_recorded_run(
     tamper: Callable[[dict[str, Any]], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Under the recorded policy a trace that diverges, or whose recorded violation does
+    not reproduce, is exit 2 naming the first difference; its faults are not replayed
+    instead, and nothing on stdout reads as a pass or a reproduction."""
     document = _naive_trace(capsys)
     tamper(document)
-    code = main(["replay", _write(document, digest=True)])
-    err = capsys.readouterr().err
+    path = _write(document, digest=True)
+    code = main(["replay", path])
+    out, err = capsys.readouterr()
     assert code == 2, err
     assert err.count("\n") == 1
+    assert err.startswith(f"txcheck replay: error: {path}: the replay is not the recorded run: ")
+    assert all(fragment in err for fragment in TAMPERING[tamper]), err
+    assert "passes this trace" not in out and "Reproduced" not in out
+    assert "Replayed the recorded faults instead" not in out
+    assert out.rstrip().endswith(
+        "No verdict: this is not the recorded run (recorded: "
+        f"{'none' if tamper is _violations_emptied else 'retries_reuse_key'})."
+    )
+    assert main(["replay", path, "--json"]) == 2
+    result = json.loads(capsys.readouterr().out)
+    assert result["translated"] is None
+    assert all(fragment in result["difference"] for fragment in TAMPERING[tamper])
 
 
 def test_a_trace_without_a_digest_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

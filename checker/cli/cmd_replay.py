@@ -193,7 +193,13 @@ class ReplayReport:
         if final.failures or final.error:
             yield counterexample_report(final, target=self.target)
         recorded = one_line(", ".join(self.recorded), None) or "none"
-        if self.reproduced:
+        if self.difference is not None:
+            # Neither a pass nor a reproduction: what ran is not the run the trace records.
+            yield Text(
+                f"No verdict: this is not the recorded run (recorded: {recorded}).",
+                style="bold red",
+            )
+        elif self.reproduced:
             yield Text(f"Reproduced: {recorded}.", style="bold red")
         elif final.failures:
             yield Text(
