@@ -132,6 +132,26 @@ def test_under_another_policy_the_recorded_faults_are_replayed(
     assert [v["invariant"] for v in result["violations"]] == ["retries_reuse_key"]
 
 
+def test_faults_the_other_policy_never_meets_are_counted_as_unplaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # guarded compensates a declined confirmation and its refund fails once; naive has no
+    # saga, so it never sends the refund: that fault finds no place in its run.
+    declined = Deviation(action="complete", outcome="permanent_error", tool="confirm_order")
+    refund = Deviation(action="complete", outcome="transient_error", tool="refund_payment")
+    trace = _write(tmp_path / "t.json", "guarded", [PLAN], declined, refund)
+    assert main(["replay", str(trace), "--policy", "naive", "--json"]) == 1
+    translated = json.loads(capsys.readouterr().out)["translated"]
+    assert translated["recorded_faults"] == 2 and translated["unplaced_faults"] == 1
+    assert translated["deviations"] == 1
+    assert main(["replay", str(trace), "--policy", "naive"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "Replayed the recorded faults instead: 1 of 2 placed at the matching points of "
+        "naive's own run (1 found no place)"
+    ) in out
+
+
 def test_the_same_plan_twice_stays_one_plan() -> None:
     first, second = shared_plans([Plan.of(*checkout_calls("ord_1"))] * 2)
     assert first is second
