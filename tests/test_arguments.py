@@ -57,6 +57,8 @@ OPTIONS = [
     ("explore", "--max-examples", ["0", "-1", "nan", "inf", "1.5"]),
     ("explore", "--max-faults", ["-1", "nan", "inf", "1.5"]),
     ("explore", "--max-shrinks", ["-1", "nan", "inf"]),
+    ("explore", "--max-states", ["0", "-1", "nan", "inf", "1e3"]),
+    ("explore", "--workers", ["0", "-1", "nan", "inf"]),
     ("explore", "--seed", ["-1", "nan", "inf", "x"]),
     ("explore", "--time-budget", ["0", "-1", "nan", "inf", "1e400"]),
     ("explore", "--policy-timeout", ["0", "-1", "nan", "inf", "-inf"]),
