@@ -5,6 +5,7 @@ a counterexample."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ class YieldsNone(Guarded):
 class BadInvoke(Guarded):
     def orchestrate(self, ctx):
         yield Invoke(tool=None, arguments="x")
+
+
+class BadInvokeWithId(Guarded):
+    # well-formed enough to get past the constructor and reach the sandbox
+    def orchestrate(self, ctx):
+        yield Invoke(tool=None, arguments="x", call_id="call_1")
+
+
+class BadArguments(Guarded):
+    def orchestrate(self, ctx):
+        yield Invoke(tool="create_order", arguments="x", call_id="call_1")
 
 
 class NoOrchestrate:
@@ -55,6 +67,17 @@ class Interrupts(Guarded):
 
 
 RUNS = [0]
+
+
+class Stuck(Guarded):
+    # Loops without yielding; writes one line each time it gets stuck, so a test can count
+    # how often the watchdog had to stop it.
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        with open("stuck.log", "a", encoding="utf-8") as log:
+            log.write("stuck\\n")
+        while True:
+            pass
 
 
 class Changes(Guarded):
@@ -88,6 +111,8 @@ def _explore(capsys: pytest.CaptureFixture[str], policy: str, *argv: str) -> tup
     [
         ("YieldsNone", "yielded None, which is not a request"),
         ("BadInvoke", "raised in orchestrator-1 at step 0: TypeError"),
+        ("BadInvokeWithId", "yielded Invoke with tool None and call_id 'call_1'"),
+        ("BadArguments", "yielded Invoke of 'create_order' with arguments 'x' (must be a JSON"),
         ("NotAGenerator", "must be a generator"),
         ("Exits", "raised SystemExit(0)"),
         ("Interrupts", "raised KeyboardInterrupt()"),
@@ -130,6 +155,23 @@ def test_a_policy_that_changes_between_runs_is_a_policy_error_under_auto(
     assert "txcheck explore: policy error: " in err
     assert "behaved differently on the same choices" in err
     assert "must be deterministic" in err
+
+
+@pytest.mark.parametrize("engine", ["systematic", "hypothesis", "random", "auto"])
+def test_the_watchdog_stops_a_stuck_policy_once_not_again_in_a_rerun(
+    capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """The run the watchdog stopped is the policy error: it is not executed again (to
+    shrink or replay it), which would double the time a user waits for the error."""
+    started = time.monotonic()
+    code, err = _explore(
+        capsys, "Stuck", "--engine", engine, "--no-seeds", "--policy-timeout", "0.5"
+    )
+    elapsed = time.monotonic() - started
+    assert code == 2
+    assert "ran 0.5s in orchestrate (orchestrator-1) without yielding a request" in err
+    assert Path("stuck.log").read_text(encoding="utf-8") == "stuck\n"
+    assert elapsed < 30
 
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "1e400"])
