@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -83,6 +86,25 @@ def test_a_seeded_run_is_byte_for_byte_reproducible(capsys: pytest.CaptureFixtur
     assert outputs[0] == outputs[1]
     assert Path("a.json").read_bytes() == Path("b.json").read_bytes()
     assert not Path(".txcheck/examples").exists()  # --seed runs without the example database
+
+
+@pytest.mark.parametrize("seeded", [True, False], ids=["seed", "database"])
+def test_no_state_is_written_outside_txcheck(tmp_path: Path, seeded: bool) -> None:
+    """Hypothesis keeps its state under .txcheck/, never in ./.hypothesis, with or without
+    --seed (a child process: Hypothesis picks its folder once per process)."""
+    argv = ["--policy", "naive", "--engine", "hypothesis", "--no-seeds", "--max-shrinks", "20"]
+    done = subprocess.run(
+        [sys.executable, "-m", "txcheck", "explore", *argv, *(["--seed", "0"] * seeded)],
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HYPOTHESIS")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".txcheck", "txcheck-counterexample.json"]
+    assert Path(tmp_path / ".txcheck" / "examples").exists() is not seeded
 
 
 def test_failures_are_saved_to_the_example_database(capsys: pytest.CaptureFixture[str]) -> None:
