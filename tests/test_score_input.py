@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from txcheck.scoring import case_contracts, reading
 from txcheck.scoring.case_contracts import CaseContracts, contract_document
 from txcheck.scoring.cases import iter_cases, parse_cases
 from txcheck.scoring.reading import LineError, iter_lines
-from txcheck.scoring.scorer import score_file
+from txcheck.scoring.scorer import CaseResult, score_cases, score_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples/checkout/contract.json")
@@ -209,6 +210,44 @@ def test_dev_zero_is_one_bad_line_not_a_memory_error(
     err = capsys.readouterr().err
     assert err.startswith("txcheck score: /dev/zero:1: line is longer than 16 MiB (the limit)")
     assert err.count("\n") == 1
+
+
+def test_each_case_is_scored_before_the_next_line_is_read() -> None:
+    """Bounded memory: the scorer pulls one line, scores it and hands it on."""
+    pulled: list[int] = []
+    text = "\n".join([_case("a", [ADD]), "{oops", _case("b", [ADD])]).encode()
+
+    def lines() -> Iterator[tuple[int, str | LineError]]:
+        for number, line in iter_lines(io.BytesIO(text)):
+            pulled.append(number)
+            yield number, line
+
+    stream = score_cases(iter_cases(lines()), CaseContracts(None), source="cases.jsonl")
+    first = next(stream)
+    assert isinstance(first, CaseResult) and first.id == "a" and pulled == [1]
+    second = next(stream)
+    assert isinstance(second, LineError) and second.line == 2 and pulled == [1, 2]
+    assert [getattr(i, "id", None) for i in stream] == ["b"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, "\n".join(_case(f"c{i}", [ADD]) for i in range(3)) + "\n")
+    assert main(["score", path, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "cases scored" not in out
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["score", path, "--json"]) == 0
+    shown = terminal.getvalue()
+    assert "cases scored" in shown and shown.endswith("\r\x1b[K")  # erased before the output
+    assert capsys.readouterr().out == out
 
 
 def test_streamed_json_is_byte_identical_to_the_whole_report(
