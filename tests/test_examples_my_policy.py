@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.checkout_runs import PLAN, default_choices, fault_points, journal_phase, run_checked
+from tests.checkout_runs import (
+    PLAN,
+    checkout_plan,
+    default_choices,
+    fault_points,
+    journal_phase,
+    run_checked,
+)
+from txcheck.cli import main
 from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.target import Bounds, Deadline, Target
 from txcheck.models.choices import Choice
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
@@ -78,3 +89,46 @@ def test_every_single_deviation_keeps_every_invariant(point: tuple[int, Choice])
     execution = run_checked(Careful(), choices=[*DEFAULT[:index], choice])
     assert [f.to_json() for f in execution.failures] == []
     assert execution.ok and execution.quiesced
+
+
+@pytest.mark.parametrize(
+    "again", [PLAN, checkout_plan(prefix="again-")], ids=["same-keys", "fresh-keys"]
+)
+def test_the_plan_submitted_twice_keeps_every_invariant_to_two_deviations(again: Plan) -> None:
+    """Default explore found no_double_charge in the example as it was: the plan submitted
+    twice, a lost response and a clock jump past the idempotency record's lifetime. Every
+    schedule of up to two deviations is searched; Careful claims the operation, so the
+    second submission attaches instead of charging again."""
+    target = Target(policy=Careful(), plans=((PLAN, again),), bounds=Bounds(max_faults=2))
+    report = SystematicEngine().explore(target, Deadline(600))
+    assert report.counterexample is None
+    assert report.complete and report.states > 10_000
+
+
+@pytest.mark.slow
+def test_default_explore_finds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What docs/policies.md claims: the default engines find no counterexample."""
+    monkeypatch.chdir(tmp_path)
+    policy = "examples.policies.my_policy:Careful"
+    assert main(["explore", "--policy", policy, "--seed", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["counterexample"] is None and result["verdict"]["outcome"] == "pass"
+
+
+def test_the_policies_page_shows_what_the_example_needs() -> None:
+    """The request table has Claim, the phases include ATTACHED, and the page says how
+    compensation arguments are built (ArgRef, ReceiptRef): the example needs the first
+    two, a saga the last two."""
+    page = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
+    requests = page.split("## Requests and what they answer", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in requests.splitlines() if line.startswith("| `")]
+    assert "`Claim(operation, entry)`" in rows and "`Invoke(tool, arguments, call_id, " in (
+        " ".join(rows)
+    )
+    assert "`RECONCILED`, or `REJECTED`, or `MANUAL`, or `ATTACHED`" in " ".join(page.split())
+    assert 'yield Claim(operation=operation, entry={"phase": "PROPOSED"})' in page
+    assert "`ArgRef`" in page and "`ReceiptRef`" in page and "undo_arguments(" in page
+    source = SCRIPT.read_text(encoding="utf-8")
+    assert "yield Claim(operation=operation" in source and '"ATTACHED"' in source
