@@ -168,3 +168,16 @@ def test_a_pass_needs_runs_writes_and_faults() -> None:
         ExploreResult(reports=(_report(coverage=covered),)), _target(), interrupted=True
     )
     assert interrupted.outcome == "inconclusive"
+
+
+def test_the_readme_documents_every_exit_code_and_the_bound() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| exit | meaning |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in table.splitlines()}
+    assert list(rows) == ["0", "1", "2", "3", "130, 143"]
+    assert "the summary states the bound proved" in rows["0"]
+    assert "counterexample" in rows["1"] and "bad input" in rows["2"]
+    assert rows["3"].strip().startswith("inconclusive") and "--require-exhaustive" in rows["3"]
+    assert "interrupted by SIGINT or SIGTERM" in rows["130, 143"]
+    assert "No counterexample for policy guarded: exhaustive to " in readme
+    assert "`--require-exhaustive` makes an unreached bound exit 3" in readme
