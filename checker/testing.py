@@ -108,7 +108,7 @@ def txcheck_testcase(
             policy=loaded.spec,
             contract=target.contract,
             fixture=target.fixture,
-            trace_path=trace_path,
+            trace_path=written,  # the file it names exists, or it names none
             services=service_specs,
             invariants=invariant_specs,
         )

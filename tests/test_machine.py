@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from txcheck.invariants import DEFAULT_INVARIANTS, always, eventually
 from txcheck.models.choices import Choice, FaultKind
 from txcheck.models.choices import fault_kind as kind_of
 from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
+from txcheck.models.fixture import default_fixture, parse_world
 from txcheck.models.policies import DESIGNATED, builtin_policy
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run, RunView
@@ -317,6 +318,52 @@ def test_a_user_policys_failure_prints_a_reproduction_that_runs_and_writes_its_t
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert main(["replay", str(trace), "--policy", spec, "--json"]) == 1
+
+
+def _run_script(folder: Path, code: str) -> subprocess.CompletedProcess[str]:
+    script = folder / "repro.py"
+    script.write_text(code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("trace_dir", [".txcheck/traces", None], ids=["trace", "no-trace"])
+def test_a_reproduction_on_another_world_runs_with_or_without_a_trace_file(
+    in_tmp: Path, trace_dir: str | None
+) -> None:
+    """Not the bundled world, so the reproduction needs it: read back from the trace that
+    was written, or inlined when none was; never a file that does not exist."""
+    document = json.loads(json.dumps(FIXTURE.document))
+    document["catalog"]["sku_book"]["stock"] = 7
+    testcase = txcheck_testcase(
+        KeepsTheMoney(),
+        fixture=parse_world(document),
+        plans=[(PLAN,)],
+        max_examples=300,
+        database=None,
+        derandomize=True,
+        trace_dir=trace_dir,
+    )
+    result = _outcome(testcase)
+    assert len(result.failures) == 1
+    text = result.failures[0][1]
+    reproduction = _reproduction(text)
+    written = sorted(str(p.relative_to(in_tmp)) for p in in_tmp.rglob("*.json"))
+    if trace_dir is None:
+        assert written == [] and "load_trace" not in reproduction
+        assert "fixture = parse_world(" in reproduction and "fixture=fixture" in reproduction
+    else:
+        assert written == [f".txcheck/traces/{testcase.__name__}.json"]
+        assert f"trace = load_trace({written[0]!r})" in reproduction
+        assert "fixture=trace.fixture" in reproduction
+    done = _run_script(in_tmp, reproduction)
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_the_pytest_example_policy_keeps_the_money() -> None:

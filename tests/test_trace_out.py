@@ -15,6 +15,7 @@ import pytest
 
 from txcheck.cli import cmd_explore, main
 from txcheck.models.errors import InputError
+from txcheck.models.fixture import default_fixture
 from txcheck.traces import atomic
 from txcheck.traces.document import (
     TRACE_FORMAT,
@@ -180,6 +181,25 @@ def test_a_write_that_fails_after_the_search_still_prints_the_report(
         assert "Steps (* = deviation)" in captured.out and "Engines" in captured.out
         assert "Trace written to" not in captured.out
     assert not Path("t.json").exists()
+
+
+def test_a_reproduction_whose_trace_was_not_written_names_no_trace_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On another world the reproduction would read it back from the trace: when the
+    trace could not be written, it inlines the world instead of naming the missing file."""
+    world = json.loads(json.dumps(default_fixture().document))
+    world["catalog"]["sku_book"]["stock"] = 7
+    Path("world.json").write_text(json.dumps(world))
+
+    def full(document: object, path: str, *, force: bool = False) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(cmd_explore, "write_trace", full)
+    assert main(["explore", *FAST, "--world", "world.json", "--trace-out", "t.json"]) == 2
+    out = capsys.readouterr().out
+    assert "Reproduce in Python:" in out
+    assert "load_trace" not in out and "fixture = parse_world(" in out
 
 
 def test_a_trace_refused_at_write_time_is_reported_after_the_report(

@@ -325,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
                         policy=loaded.spec,
                         contract=target.contract,
                         fixture=target.fixture,
-                        trace_path=args.trace_out,
+                        trace_path=None if unwritten else args.trace_out,
                         services=code.service_specs,
                         invariants=code.invariant_specs,
                     ),

@@ -3,7 +3,8 @@
 The plans are inlined (``plan_from_json``) and the choices are listed up to the last
 deviation: ``execute`` takes the default schedule from there, which is exactly what the
 recorded run did. The contract and world are the bundled ones (a ``Target``'s defaults)
-when they are, else read back from the trace file. Only txcheck's public API is imported.
+when they are, else read back from the trace file, or inlined when no trace file was
+written. Only txcheck's public API is imported.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def _is_default(document: object, bundled: object) -> bool:
     return canonical_json(document) == canonical_json(bundled)
 
 
+def _inline(name: str, parse: str, document: object) -> str:
+    literal = pprint.pformat(document, width=88, sort_dicts=True).replace("\n", "\n    ")
+    return f"{name} = {parse}(\n    {literal}\n)"
+
+
 def _plans(plans: Sequence[Plan]) -> list[str]:
     """Lines that build ``plans``; the same plan submitted twice stays one object."""
     lines: list[str] = []
@@ -80,7 +86,9 @@ def python_reproduction(
 ) -> str:
     """Python that re-executes ``execution`` and asserts its first failure. It imports only
     txcheck's public API, and the user's own services and invariants by the import paths
-    given (``module:NAME``); the policy is a built-in name or an import path."""
+    given (``module:NAME``); the policy is a built-in name or an import path. A contract or
+    world that is not the bundled one is read back from ``trace_path``, the trace file
+    written for this execution, or inlined when no trace file was written (None)."""
     plain_contract = _is_default(contract.document, default_contract().document)
     plain_world = _is_default(fixture.document, default_fixture().document)
     names = {"Target", "execute", "plan_from_json"}
@@ -91,13 +99,22 @@ def python_reproduction(
     else:
         names.add("load_policy")
         arguments = [f"policy=load_policy({policy!r}).policy"]
-    if not (plain_contract and plain_world):
+    if not (plain_contract and plain_world) and trace_path is not None:
         names.add("load_trace")
-        setup.append(f"trace = load_trace({(trace_path or 'txcheck-counterexample.json')!r})")
+        setup.append(f"trace = load_trace({trace_path!r})")
         if not plain_contract:
             arguments.append("contract=trace.contract")
         if not plain_world:
             arguments.append("fixture=trace.fixture")
+    else:  # no trace file to read them back from: inline them
+        if not plain_contract:
+            names.add("parse_contract")
+            setup.append(_inline("contract", "parse_contract", contract.document))
+            arguments.append("contract=contract")
+        if not plain_world:
+            names.add("parse_world")
+            setup.append(_inline("fixture", "parse_world", fixture.document))
+            arguments.append("fixture=fixture")
     user_imports: list[str] = []
     if services:
         names.add("CHECKOUT")
