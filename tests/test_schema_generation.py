@@ -223,6 +223,43 @@ def test_the_recursion_depth_is_bounded() -> None:
     check()
 
 
+def test_a_contract_with_a_recursive_ref_is_explored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}
+    parameters = {"$defs": {"node": node}, **_object({"tree": {"$ref": "#/$defs/node"}})}
+    contract = _contract(tmp_path, "book", parameters)
+    argv = ["explore", "--contract", contract, "--engine", "hypothesis", "--seed", "0"]
+    assert main([*argv, "--max-examples", "50", "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)["verdict"]
+    assert verdict["outcome"] == "pass" and verdict["writes"] > 0 and verdict["faults"] > 0
+
+
+def test_one_write_tool_and_no_workflow_is_explored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    contract = _contract(tmp_path, "book", _object({"room": {"type": "string"}}))
+    argv = ["explore", "--contract", contract, "--engine", "systematic", "--seed", "0"]
+    assert main([*argv, "--max-faults", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"]["bound"].startswith("exhaustive to 1 deviation on all ")
+    assert result["verdict"]["writes"] > 0
+
+
+def test_one_read_only_tool_and_no_workflow_is_bad_input_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No plan can be generated from it: every engine would run nothing (the hypothesis
+    and systematic engines crashed on it)."""
+    contract = _contract(tmp_path, "lookup", _object({"id": {"type": "string"}}), effect="read")
+    assert main(["explore", "--contract", contract, "--seed", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert err.startswith(f"txcheck explore: error: {contract}:2: at $.tools the contract has ")
+    assert "no workflow and every tool only reads, so there is no plan to explore" in err
+    assert main(["explore", "--contract", contract, "--engine", "hypothesis", "--seed", "0"]) == 2
+
+
 def test_an_empty_world_runs_and_says_nothing_was_committed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
