@@ -33,6 +33,10 @@ class History:
     faults: dict[str, int] = attrs.field(factory=dict)
     changed: bool = True
 
+    def fork(self) -> History:
+        """An independent copy (attempts are frozen values, so they are shared)."""
+        return History(attempts=list(self.attempts), faults=dict(self.faults), changed=self.changed)
+
     def record_attempt(self, attempt: Attempt) -> None:
         self.changed = True
         self.attempts.append(attempt)

@@ -31,7 +31,7 @@ from txcheck.models.plan_verdicts import violation_codes
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.proposal import Plan
 from txcheck.models.requests import Ack, Delivery, Invoke, Request, Sleep, request_problem
-from txcheck.models.world import PendingCall, World
+from txcheck.models.world import PendingCall, World, fork_value
 
 __all__ = ["CLOCK", "CONSUMER", "RELAY", "Run", "RunView", "Step", "StepLimitExceeded"]
 
@@ -100,6 +100,12 @@ class _Actor:
     # running digest of them: a generator's local state is a function of its inputs.
     fed: int = 0
     digest: bytes = b""
+    # What built ``gen``, what it asked for and the responses it got since: enough to
+    # build it again where it stands, and to tell if the new one goes another way
+    # (``Run.fork``). ``inputs[i]`` answered ``asked[i]``.
+    make: Callable[[], ActorGen] | None = None
+    asked: list[Request] = attrs.field(factory=list)
+    inputs: list[Any] = attrs.field(factory=list)
 
 
 class Run:
@@ -376,6 +382,7 @@ class Run:
         actor.gen = started
         actor.done = False
         actor.fed = 0
+        actor.make, actor.asked, actor.inputs = make, [], []
         if self.track_positions:
             actor.digest = chain(b"start", origin)
         self._advance(actor, lambda: next(started))
@@ -384,6 +391,7 @@ class Run:
         gen = actor.gen
         assert gen is not None
         actor.fed += 1
+        actor.inputs.append(response)
         if self.track_positions:  # before the generator sees (and might change) it
             actor.digest = chain(actor.digest, response)
         self._advance(actor, lambda: gen.send(response))
@@ -413,6 +421,7 @@ class Run:
                     f"{len(self.steps)}"
                 )
             actor.request = request
+            actor.asked.append(request)
 
     def _process(self, actor: _Actor, request: Request, outcome: Outcome) -> dict[str, Any]:
         world = self.world
@@ -483,6 +492,29 @@ class Run:
         # the fault chain decides what the next deviation costs, so it is part of the state
         return digest(serial((self.world.fingerprint(), history, actors, self._chain)))
 
+    def fork(self) -> Run | None:
+        """An independent copy of this run where it stands, as if its choices had been
+        replayed from the start, but without running the world again: the world and the
+        history are copied, and each actor's generator is built anew and fed the
+        responses it got (its local state is a function of them, as ``fingerprint``
+        assumes). None when a generator, fed again, does not ask for what it asked
+        before, or raises: the policy is not a function of its inputs, and only a replay
+        recreates the run (``tests/test_fork.py`` holds every attribute to a rule)."""
+        twin = Run.__new__(Run)
+        twin.__dict__.update(self.__dict__)
+        twin.world = self.world.fork()
+        twin.history = self.history.fork()
+        twin.steps = list(self.steps)
+        twin._options = None if self._options is None else list(self._options)
+        twin._attempts = dict(self._attempts)
+        twin._actors = {}
+        for name, actor in self._actors.items():
+            copied = attrs.evolve(actor, asked=list(actor.asked), inputs=list(actor.inputs))
+            if actor.gen is not None and not _rebuild(copied):
+                return None
+            twin._actors[name] = copied
+        return twin
+
     def positions(self) -> tuple[bytes, ...]:
         """Each actor's input digest (``track_positions``), to resume tracking elsewhere."""
         if not self.track_positions:
@@ -538,6 +570,39 @@ class Run:
                     "unbounded retry?)"
                 )
             self.apply(options[0])
+
+
+def _fresh(response: Any) -> Any:
+    """A copy of a response that shares nothing mutable with it: the new generator may
+    change what it gets without reaching the run it was forked from."""
+    kind = type(response)
+    if attrs.has(kind):  # a ToolResult, a record: rebuilt field by field
+        fields = attrs.fields(kind)
+        return kind(**{f.alias: fork_value(getattr(response, f.name)) for f in fields if f.init})
+    return fork_value(response)
+
+
+def _rebuild(actor: _Actor) -> bool:
+    """Give ``actor`` a new generator fed the same responses as its own; False when the
+    new one asks for anything else on the way (or raises)."""
+    if actor.make is None or len(actor.asked) != len(actor.inputs) + 1:
+        return False
+    gen: Any = None
+    try:
+        gen = actor.make()
+        if next(gen) != actor.asked[0]:
+            gen.close()
+            return False
+        for response, asked in zip(actor.inputs, actor.asked[1:], strict=True):
+            if gen.send(_fresh(response)) != asked:
+                gen.close()
+                return False
+    except Exception:  # a policy that differs on the way: replay instead
+        if inspect.isgenerator(gen):
+            gen.close()
+        return False
+    actor.gen = gen
+    return True
 
 
 _CHOICES: dict[tuple[str, Action, Outcome | str], Choice] = {}

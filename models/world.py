@@ -126,6 +126,25 @@ def _validator(tool: Tool) -> jsonschema.protocols.Validator:
     return validator
 
 
+_SHARED = (str, int, float, bool, bytes, type(None))
+
+
+def fork_value(value: Any) -> Any:
+    """A copy of ``value`` (a service's state, a response) that shares nothing mutable
+    with it: JSON-like containers copied level by level (fast), anything else by
+    ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {k: fork_value(v) for k, v in value.items()}
+    if kind is list:
+        return [fork_value(v) for v in value]
+    if kind is tuple:
+        return tuple(fork_value(v) for v in value)
+    if kind in _SHARED:
+        return value
+    return copy.deepcopy(value)
+
+
 def intent_body(tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments that identify the operation (see ``Tool.intent_arguments``)."""
     return tool.intent_arguments(arguments)
@@ -205,6 +224,27 @@ class World:
         self._digests = [b""] * len(_FINGERPRINTED)
         self._print = b""
         self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
+
+    def fork(self) -> World:
+        """An independent copy of this world at this moment: what the two do from now on
+        never reaches the other. Rows of the append-only logs (operations, journals) are
+        never changed once written and are shared; outbox and broker rows change, and the
+        services' state is theirs to change, so those are copied
+        (``tests/test_fork.py`` holds every attribute to one of these)."""
+        twin = copy.copy(self)
+        twin.state = {name: fork_value(part) for name, part in self.state.items()}
+        twin.store = self.store.copy()
+        twin.operations = list(self.operations)
+        twin.outbox = [dict(row) for row in self.outbox]
+        twin.broker = [dict(row) for row in self.broker]
+        twin.seen = set(self.seen)
+        twin.effects = dict(self.effects)
+        twin.journals = {name: list(rows) for name, rows in self.journals.items()}
+        twin.claims = dict(self.claims)
+        twin.counters = dict(self.counters)
+        twin._digests = list(self._digests)
+        twin._logs = dict(self._logs)
+        return twin
 
     def serves(self, tool: str) -> bool:
         """Whether a service (registered, or generic for an annotated tool) runs ``tool``."""

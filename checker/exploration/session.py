@@ -131,7 +131,8 @@ class Session:
     ``stop_at_first`` ends the session at the first step where some invariant fails (the
     engines); without it, the run goes on and each invariant's first failure is kept (the
     scenarios show the concrete damage). ``track_positions`` lets the run fingerprint its
-    states (the systematic engine).
+    states (the systematic engine). ``run`` continues a run already under way (a
+    ``Run.fork``) instead of starting one; ``plans`` must be its plans.
     """
 
     def __init__(
@@ -141,9 +142,13 @@ class Session:
         *,
         stop_at_first: bool = True,
         track_positions: bool = False,
+        run: Run | None = None,
     ) -> None:
         self.target = target
-        self.run = target.run(plans, track_positions=track_positions, start=False)
+        started = run is not None
+        if run is None:
+            run = target.run(plans, track_positions=track_positions, start=False)
+        self.run = run
         self.stop_at_first = stop_at_first
         self.failures: list[Failure] = []
         self.divergence: Divergence | None = None
@@ -160,6 +165,8 @@ class Session:
         self.evaluations = 0
         """Invariant evaluations actually run."""
         self._failed: set[str] = set()
+        if started:
+            return  # a run under way (``Run.fork``): nothing checked of it yet
         try:
             self.run.start()
         except UserCodeError as error:

@@ -112,7 +112,20 @@ class _Spent(Exception):
 class _Stats:
     states: int = 0
     replayed: int = 0
+    forked: int = 0
+    unforkable: bool = False
     tally: Tally = attrs.field(factory=Tally)
+
+
+@attrs.define
+class _Cursor:
+    """A run walking one path without checking, from which the branches off that path
+    are forked (``Run.fork``); ``at`` is how many of its ``moves`` it has taken."""
+
+    path: _Path
+    moves: list[tuple[Choice, FaultKind | None]]
+    session: Session
+    at: int = 0
 
 
 class _PlanSearch:
@@ -127,8 +140,12 @@ class _PlanSearch:
         stats: _Stats,
         label: str = "",
         visited: FingerprintTable | Overlay | None = None,
+        fork: bool = True,
     ) -> None:
         self.target = target
+        self.fork = fork
+        """Fork branches off a cursor instead of replaying each one from the start."""
+        self._cursor: _Cursor | None = None
         self.plans = plans
         self.label = label
         self.states = 0
@@ -181,14 +198,44 @@ class _PlanSearch:
         del self.frontier[deviations]
         return best
 
-    def _branch(self, node: _Node, deviations: int, bound: int | None) -> _Found | None:
+    def _prefix(self, node: _Node) -> Session:
+        """A session standing at ``node.cut`` steps of its path, unchecked (its parent
+        checked those states): forked from a cursor walking the path, so the children of
+        one run replay their common prefix once between them, else replayed alone."""
+        cursor = self._cursor
+        if node.alt is None or not self.fork:
+            return self._replay(node)
+        if cursor is None or cursor.path is not node.path or cursor.at > node.cut:
+            session = Session(self.target, self.plans)
+            if session.error is not None:
+                return self._replay(node)
+            length = node.path.cut + len(node.path.choices)
+            cursor = self._cursor = _Cursor(node.path, node.path.moves(length), session)
+        run = cursor.session.run
+        for choice, kind in cursor.moves[cursor.at : node.cut]:
+            run.apply(choice, deviation=kind is not None, kind=kind)
+        self.stats.replayed += node.cut - cursor.at
+        cursor.at = node.cut
+        forked = run.fork()
+        if forked is None:  # not a function of its inputs: replay alone from now on
+            self.fork, self._cursor = False, None
+            self.stats.unforkable = True
+            return self._replay(node)
+        self.stats.forked += 1
+        return Session(self.target, self.plans, run=forked)
+
+    def _replay(self, node: _Node) -> Session:
         session = Session(self.target, self.plans, track_positions=self.prune and node.alt is None)
-        tally = self.stats.tally
-        tally.runs += 1
-        children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
         for choice, kind in node.path.moves(node.cut):
             session.run.apply(choice, deviation=kind is not None, kind=kind)
         self.stats.replayed += node.cut
+        return session
+
+    def _branch(self, node: _Node, deviations: int, bound: int | None) -> _Found | None:
+        session = self._prefix(node)
+        tally = self.stats.tally
+        tally.runs += 1
+        children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
         if self.prune and node.alt is not None:
             session.run.track(node.positions)
         found = None
@@ -302,14 +349,17 @@ class SystematicEngine:
     """Every run with at most ``bounds.max_faults`` deviations, fewest deviations first.
 
     ``prune=False`` turns every pruning off (to check that pruning changes no verdict, or
-    for invariants that read what a state fingerprint leaves out, see ADR 002). Plans come
-    from the target, else the representative plans.
+    for invariants that read what a state fingerprint leaves out, see ADR 002).
+    ``fork=False`` replays every branch from the start instead of forking it off a run
+    that walks its parent's path (``Run.fork``; to check that forking changes nothing).
+    Plans come from the target, else the representative plans.
     """
 
     name = "systematic"
 
-    def __init__(self, *, prune: bool = True) -> None:
+    def __init__(self, *, prune: bool = True, fork: bool = True) -> None:
         self.prune = prune
+        self.fork = fork
 
     def explore(
         self,
@@ -330,7 +380,14 @@ class SystematicEngine:
         started = time.monotonic()
         stats = _Stats(tally=tally if tally is not None else Tally())
         searches = [
-            _PlanSearch(target, entry.plans, prune=self.prune, stats=stats, label=entry.label)
+            _PlanSearch(
+                target,
+                entry.plans,
+                prune=self.prune,
+                stats=stats,
+                label=entry.label,
+                fork=self.fork,
+            )
             for entry in plan_sets_of(target)
         ]
         found: _Found | None = None
@@ -406,6 +463,8 @@ class SystematicEngine:
             ],
             states=stats.states,
             replayed=stats.replayed,
+            forked=stats.forked,
+            unforkable=stats.unforkable,
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,
             notes=notes,
             started=started,
@@ -423,6 +482,8 @@ def systematic_report(
     held: int | None,
     notes: list[str],
     started: float,
+    forked: int = 0,
+    unforkable: bool = False,
 ) -> EngineReport:
     """The systematic engine's report, in one process or spread: the bound proved on every
     plan set, and notes on a state budget that ran out, the replayed prefixes and (``held``
@@ -436,7 +497,15 @@ def systematic_report(
             f"stopped early: the state budget ({target.bounds.max_states:,} states) ran out "
             f"on {len(short)} of {len(plans)} plan sets"
         )
-    notes.append(f"replayed {replayed} prefix steps in {tally.runs} runs")
+    notes.append(
+        f"replayed {replayed} prefix steps for {tally.runs} runs ({forked} forked from a run "
+        "walking the prefix they share)"
+    )
+    if unforkable:
+        notes.append(
+            "the policy, fed the same responses again, asked for something else: each "
+            "branch from then on was replayed from the start (slower, same result)"
+        )
     if held is not None and states > 1:
         notes.append(
             f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "

@@ -97,6 +97,8 @@ class _Done:
     visited: FingerprintTable
     states: int
     replayed: int
+    forked: int
+    unforkable: bool
     tally: Tally
     stopped: str
 
@@ -144,6 +146,8 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
         visited=visited.own,
         states=stats.states,
         replayed=stats.replayed,
+        forked=stats.forked,
+        unforkable=stats.unforkable,
         tally=job.tally,
         stopped=stopped,
     )
@@ -192,6 +196,8 @@ class _Split:
         self.states = 0
         self.explored = 0
         self.replayed = 0
+        self.forked = 0
+        self.unforkable = False
         self.notes: list[str] = []
         self.found: tuple[int, int, int, Found] | None = None  # length, plan set, chunk, it
         self.found_at: int | None = None
@@ -314,6 +320,8 @@ class _Split:
     def _merge(self, chunk: _Chunk, index: int, done: _Done) -> None:
         plan = self.plans[chunk.plan_set]
         self.replayed += done.replayed
+        self.forked += done.forked
+        self.unforkable |= done.unforkable
         self.explored += done.states
         if done.stopped == "spent":
             self._spent(chunk)
@@ -368,6 +376,8 @@ def search_split(
         ],
         states=split.states,
         replayed=split.replayed,
+        forked=split.forked,
+        unforkable=split.unforkable,
         held=sum(plan.visited.nbytes() for plan in split.plans) if prune else None,
         notes=notes,
         started=started,
