@@ -123,6 +123,15 @@ def test_a_signal_while_shrinking_keeps_the_counterexample(
     saved = [p for p in (workdir / ".txcheck" / "examples").rglob("*") if p.is_file()]
     assert saved
     assert not (workdir / ".hypothesis").exists()
+    again = _explore(
+        workdir,
+        *("--policy", "control-fresh-key", "--engine", "hypothesis", "--no-seeds"),
+        *("--invariants", "stop_invariants:on_first_failure", "--json"),
+        env={"STOP_SIGNAL": "SIGCHLD"},  # ignored by default: this run is not interrupted
+    )
+    assert again.returncode == 1, again.stderr
+    notes = json.loads(again.stdout)["engines"][0]["notes"]
+    assert [n for n in notes if "first failure at example 1 " in f"{n} "], notes
 
 
 def test_a_signal_before_anything_is_found_is_inconclusive_not_a_pass(workdir: Path) -> None:
