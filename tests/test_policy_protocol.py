@@ -131,6 +131,17 @@ def test_a_protocol_break_is_a_policy_error_with_its_trace(
     assert trace["policy"] == f"broken_policies:{policy}"
 
 
+def test_the_human_report_calls_a_policy_error_a_policy_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--seed", "0", "--trace-out", "broken.json"]
+    assert main(["explore", "--policy", "broken_policies:BadInvokeWithId", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith("Policy error: policy broken_policies:BadInvokeWithId raised an error")
+    assert "Policy error for policy broken_policies:BadInvokeWithId: policy_error" in out
+    assert "Counterexample" not in out and "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("policy", "problem"),
     [

@@ -65,8 +65,9 @@ class ExploreSummary:
             found = result.counterexample
             shortened = f", shortened by {found.shortened_by}" if found.shortened_by else ""
             how = one_line(f"{found.invariant} (found by {found.found_by}{shortened}", None)
+            label = "Counterexample" if found.execution.failures else "Policy error"
             yield Text(
-                f"Counterexample for policy {policy}: {how}, {found.deviations} "
+                f"{label} for policy {policy}: {how}, {found.deviations} "
                 f"deviation{'s' * (found.deviations != 1)}, "
                 f"{len(found.execution.steps)} steps)",
                 style="bold red",

@@ -125,7 +125,7 @@ class CounterexampleReport:
             names = one_line(", ".join(f.name for f in execution.failures), None)
             head = f"Counterexample: policy {policy} violates {names}"
         else:
-            head = f"Counterexample: policy {policy} raised an error"
+            head = f"Policy error: policy {policy} raised an error"  # not a counterexample
         yield Text(head, style="bold red")
         yield Text(
             f"{len(steps)} steps, {execution.deviations} deviation"
