@@ -15,6 +15,7 @@ from txcheck.exploration.loading import load_policy
 from txcheck.models.errors import InputError
 
 POLICIES = """
+from txcheck.models.policies.base import Policy
 from txcheck.models.policies.guarded import Guarded
 from txcheck.models.requests import Invoke, JournalRead
 
@@ -42,6 +43,10 @@ class BadArguments(Guarded):
 
 class NoOrchestrate:
     name = "no-orchestrate"
+
+
+class PolicyWithoutOrchestrate(Policy):
+    name = "without-orchestrate"
 
 
 class NotAGenerator(Guarded):
@@ -114,6 +119,7 @@ def _explore(capsys: pytest.CaptureFixture[str], policy: str, *argv: str) -> tup
         ("BadInvokeWithId", "yielded Invoke with tool None and call_id 'call_1'"),
         ("BadArguments", "yielded Invoke of 'create_order' with arguments 'x' (must be a JSON"),
         ("NotAGenerator", "must be a generator"),
+        ("PolicyWithoutOrchestrate", "raised starting orchestrator-1: NotImplementedError"),
         ("Exits", "raised SystemExit(0)"),
         ("Interrupts", "raised KeyboardInterrupt()"),
     ],
