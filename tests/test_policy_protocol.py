@@ -148,6 +148,17 @@ def test_the_human_report_calls_a_policy_error_a_policy_error(
     assert "Counterexample" not in out and "Traceback" not in err
 
 
+def test_the_json_verdict_of_a_policy_error_is_an_error_not_a_counterexample(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--seed", "0", "--trace-out", "broken.json", "--json"]
+    assert main(["explore", "--policy", "broken_policies:BadInvokeWithId", *argv]) == 2
+    out, err = capsys.readouterr()
+    verdict = json.loads(out)["verdict"]
+    assert (verdict["outcome"], verdict["error_kind"]) == ("error", "policy")
+    assert "policy error" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("policy", "problem"),
     [

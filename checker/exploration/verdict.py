@@ -21,8 +21,10 @@ __all__ = ["ExploreVerdict", "verdict_of"]
 
 @attrs.frozen(kw_only=True)
 class ExploreVerdict:
-    """``outcome`` is ``counterexample``, ``pass`` or ``inconclusive``; ``unexercised``
-    says why a search is inconclusive; ``bound`` states the deviation bound proved."""
+    """``outcome`` is ``counterexample``, ``pass``, ``inconclusive`` or ``error`` (user
+    code raised: the policy, a service or an invariant, ``error_kind`` says which; the
+    trace shows where, and the command exits 2, not 1); ``unexercised`` says why a
+    search is inconclusive; ``bound`` states the deviation bound proved."""
 
     outcome: str
     unexercised: tuple[str, ...]
@@ -33,10 +35,12 @@ class ExploreVerdict:
     runs: int
     writes: int
     faults: int
+    error_kind: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome,
+            "error_kind": self.error_kind,
             "unexercised": list(self.unexercised),
             "bound": self.bound,
             "exhaustive_to": self.exhaustive_to,
@@ -110,7 +114,11 @@ def verdict_of(
         missing.append(f"no fault was injected (up to {asked} per run were asked for)")
     if require_exhaustive and not complete and result.counterexample is None:
         missing.append(f"--require-exhaustive: {bound}")
-    if result.counterexample is not None:
+    found = result.counterexample
+    error_kind = None
+    if found is not None and found.execution.error and not found.execution.failures:
+        outcome, error_kind = "error", found.execution.error_kind or "policy"
+    elif found is not None:
         outcome = "counterexample"
     elif missing:
         outcome = "inconclusive"
@@ -126,4 +134,5 @@ def verdict_of(
         runs=runs,
         writes=writes,
         faults=faults,
+        error_kind=error_kind,
     )
