@@ -36,6 +36,7 @@ from txcheck.exploration.loading import (
     load_services,
 )
 from txcheck.exploration.machine import machine_class
+from txcheck.exploration.readiness import check_ready
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
@@ -100,6 +101,8 @@ def txcheck_testcase(
         bounds=Bounds(max_faults=max_faults),
         budget=Budget(max_examples=max_examples, step_count=step_count, database=None),
     )
+
+    check_ready(target)  # tools without behaviour, nothing to plan: an error, not a pass
 
     def explain(execution: Execution) -> str:
         written = _write(execution, target, trace_path, service_specs, invariant_specs)

@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from txcheck import Guarded, Target, explore, load_contract, txcheck_testcase
 from txcheck.cli import main
 from txcheck.exploration.schema_draw import first_draw_problem
 from txcheck.exploration.schema_values import MAX_DEPTH, schema_values
+from txcheck.models.errors import InputError
 from txcheck.models.schema_limits import GENERATED_SIZE_LIMIT, generation_problem
 
 
@@ -269,3 +271,25 @@ def test_an_empty_world_runs_and_says_nothing_was_committed(
     assert main([*argv, "--time-budget", "60"]) == 3
     result = json.loads(capsys.readouterr().out)
     assert result["verdict"]["writes"] == 0 and result["verdict"]["runs"] > 0
+
+
+def test_the_python_api_refuses_a_contract_with_nothing_to_plan(tmp_path: Path) -> None:
+    """Through ``explore()`` and ``txcheck_testcase`` as through the command line: an
+    error naming the file and ``$.tools``, not a crash in an engine, and not a pass."""
+    source = _contract(tmp_path, "lookup", _object({"id": {"type": "string"}}), effect="read")
+    contract = load_contract(source)
+    for engine in ("auto", "systematic", "hypothesis", "random"):
+        with pytest.raises(InputError, match=r"at \$\.tools the contract has no workflow"):
+            explore(Target(policy=Guarded(), contract=contract), engine=engine)
+    with pytest.raises(InputError, match="no plan to explore"):
+        txcheck_testcase("guarded", contract=contract)
+
+
+def test_txcheck_testcase_refuses_tools_without_behaviour(tmp_path: Path) -> None:
+    """A tool nothing models would reject every call: the test would pass having run
+    nothing, so making it is an error."""
+    function = {"name": "launch", "description": "d", "parameters": _object({})}
+    source = tmp_path / "contract.json"
+    source.write_text(json.dumps({"tools": [{"type": "function", "function": function}]}))
+    with pytest.raises(InputError, match="launch"):
+        txcheck_testcase("guarded", contract=load_contract(str(source)))

@@ -212,16 +212,6 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
                 source=args.plan,
             )
         plans = ((plan,), (plan, plan))
-    elif not contract.workflows and not any(t.has_side_effect for t in contract.tools.values()):
-        # Nothing to generate a plan from: the engines would run nothing (or fail to).
-        raise InputError(
-            "the contract has no workflow and every tool only reads, so there is no plan to "
-            "explore; describe the tools that write (docs/contract.md) or give a plan with "
-            "--plan",
-            source=contract.source,
-            line=contract.line("$.tools"),
-            path="$.tools",
-        )
     return Target(
         policy_name=loaded.spec,
         policy=loaded.policy,

@@ -4,9 +4,10 @@ A search over tools nothing models would execute nothing and pass: every call re
 an unknown tool. So a run refuses to start (``InputError``, exit 2) when a tool it could
 call has no behaviour (no registered service, no annotation saying what it does), when a
 compensation it could need cannot be built (a required argument nothing fills), or, when
-plans are to be generated, when a tool's schema admits no argument values txcheck can
-generate (``check_generatable``: a contradiction, a ``$ref`` to nothing, a size past the
-generation limit). Given plans are checked call by call; without plans, every tool and
+plans are to be generated, when the contract has nothing to make a plan from (no workflow,
+no tool that writes) or a tool's schema admits no argument values txcheck can generate
+(``check_generatable``: a contradiction, a ``$ref`` to nothing, a size past the generation
+limit). Given plans are checked call by call; without plans, every tool and
 workflow of the contract is (plan generation may use any of them).
 """
 
@@ -28,6 +29,7 @@ from txcheck.models.schema_limits import generation_problem
 __all__ = [
     "behaviour_problem",
     "check_generatable",
+    "check_plannable",
     "check_ready",
     "readiness_problem",
     "served_tools",
@@ -55,7 +57,22 @@ def check_ready(target: Target, plan_sets: Sequence[Sequence[Plan]] | None = Non
     if problem is not None:
         raise InputError(problem, source=target.contract.source)
     if not sets:
+        check_plannable(target.contract)
         check_generatable(target)
+
+
+def check_plannable(contract: Contract) -> None:
+    """Raise ``InputError`` at ``$.tools`` when the contract gives nothing to generate a plan
+    from: no workflow, and no tool that writes (every engine would run nothing)."""
+    if contract.workflows or any(t.has_side_effect for t in contract.tools.values()):
+        return
+    raise InputError(
+        "the contract has no workflow and every tool only reads, so there is no plan to "
+        f"explore; describe the tools that write ({CONTRACT_DOC}) or give a plan with --plan",
+        source=contract.source,
+        line=contract.line("$.tools"),
+        path="$.tools",
+    )
 
 
 def readiness_problem(target: Target, plan_sets: Sequence[Sequence[Plan]]) -> str | None:

@@ -517,8 +517,10 @@ def systematic_report(
         steps=tally.steps,
         counterexample=counterexample,
         states=states,
-        exhaustive_bound=min(proved) if len(proved) == len(plans) else None,
-        complete=counterexample is None and all(p.reached == max_faults for p in plans),
+        exhaustive_bound=min(proved) if proved and len(proved) == len(plans) else None,
+        complete=bool(plans)
+        and counterexample is None
+        and all(p.reached == max_faults for p in plans),
         coverage=tally.coverage(),
         writes=tally.writes,
         bound=max_faults,
