@@ -136,7 +136,9 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
     nothing is undone. A policy that rolls back (or hands over) a plan nothing went wrong
     with fails its users silently. Exempt: a plan that fails validation, one the world's
     business rules refuse from the start, and plans that share a resource with a different
-    plan in the same run (they may legitimately get in each other's way)."""
+    plan in the same run (they may legitimately get in each other's way: a second plan on
+    one order is refused, a resubmission attaches to the first). A tool that names no
+    resource may write on any of its own: two plans calling it share it."""
     if view.history.fault_count:
         return
     groups = plan_groups(view)
@@ -165,7 +167,8 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
 
 
 def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:
-    """Every resource the plan's calls name (once per contract and plan)."""
+    """Every resource the plan's calls name, and each write tool that names none (it may
+    write on anything of its own); once per contract and plan."""
     contract = view.contract
 
     def compute() -> frozenset[str]:
@@ -174,6 +177,8 @@ def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:
             tool = contract.tool(call.name)
             if tool is None or call.arguments is None:
                 continue
+            if not tool.resources and tool.has_side_effect:
+                found.add(canonical_json(["tool", tool.name]))  # whatever it writes on
             for name in tool.resources:
                 if name in call.arguments:
                     found.add(canonical_json(normalize([name, call.arguments[name]])))

@@ -12,6 +12,7 @@ import pytest
 
 from txcheck import (
     Guarded,
+    JournalRead,
     Plan,
     Target,
     builtin_policy,
@@ -432,3 +433,48 @@ def test_the_same_keyless_write_twice_is_a_duplicate_side_effect() -> None:
         "duplicate_side_effect"
         not in _double(repeatable, "charge_card", charge, dict(charge)).codes()
     )
+
+
+GIFT_CONTRACT = {
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "send_gift",
+                "description": "Send a gift; names no resource it writes on.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"recipient": {"type": "string"}, "key": {"type": "string"}},
+                    "required": ["recipient", "key"],
+                    "additionalProperties": False,
+                },
+            },
+            "x-txcheck": {"effect": "write", "idempotency_key": "key"},
+        }
+    ]
+}
+
+
+class NeverSends(Guarded):
+    """Reads its journal and stops: a fault-free plan that never completes."""
+
+    name = "never-sends"
+
+    def orchestrate(self, ctx: Any) -> Any:
+        yield JournalRead()
+
+
+def test_a_resubmission_attached_to_its_first_submission_is_not_incomplete() -> None:
+    """A write tool naming no resource: guarded attaches the same gift sent again under a
+    new key to the instance sending it, and commits it once. fault_free_completion took
+    the attached plan for one that never completed (a false counterexample)."""
+    contract = parse_contract(GIFT_CONTRACT, source="gift.json")
+    gift = Plan.of(("send_gift", {"recipient": "r_1", "key": "gift-key-1"}))
+    again = Plan.of(("send_gift", {"recipient": "r_1", "key": "gift-key-2"}))
+    target = Target(policy=Guarded(), contract=contract)
+    both = execute(target, [gift, again], stop_at_first=False)
+    assert both.ok, both.failures
+    assert [op["owner"] for op in both.run.world.operations] == ["orchestrator-1"]
+    # the invariant still holds a lone plan to completing (a positive control)
+    lone = execute(attrs.evolve(target, policy=NeverSends()), [gift], stop_at_first=False)
+    assert lone.failed("fault_free_completion")
