@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from txcheck.cli import cmd_scenarios, main
@@ -35,6 +37,7 @@ from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
 from txcheck.exploration.verdict import ExploreVerdict
+from txcheck.models.canonical import printable_json
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import builtin_policy
@@ -392,3 +395,63 @@ def test_scenarios_and_import(
     assert _outputs(capsys, kind, named=True) == ""
     assert main(["import", "tau2", shop, "--out", f"{_name(h)}.jsonl"]) == 0
     assert _outputs(capsys, kind, named=True) == ""
+
+
+# -- JSON written from untrusted text --------------------------------------------------------
+
+_RAW = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Characters a JSON text must hold only as escapes (tabs and newlines between tokens
+aside): json escapes C0 itself; DEL, C1, bidi and the other invisible ones are ours."""
+
+
+def assert_printable_json(text: str) -> None:
+    for line in text.splitlines():
+        assert not _RAW.search(line), ascii(line)
+
+
+def strings(value: Any) -> list[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+@given(st.recursive(st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)))
+def test_printable_json_escapes_every_invisible_character_and_keeps_the_value(value: Any) -> None:
+    raw = json.dumps(value, ensure_ascii=False)
+    text = printable_json(raw)
+    assert json.loads(text) == value
+    assert not _RAW.search(text), ascii(text)
+    letters = [c for c in raw if c.isalpha() and ord(c) > 0x7E]
+    assert [c for c in text if c.isalpha() and ord(c) > 0x7E] == letters  # any script, as is
+
+
+def test_json_outputs_and_files_hold_hostile_text_as_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """validate --json, replay --json and the trace file: C1 controls and bidi overrides
+    from a case id or a model's call ids are written as \\u escapes (json.dumps with
+    ensure_ascii=False wrote them raw), and decode to the same text."""
+    monkeypatch.chdir(tmp_path)
+    h = HOSTILE["controls"]
+    contract = str(ROOT / "examples/checkout/contract.json")
+    Path("cases.jsonl").write_text(json.dumps({"id": h, "proposal": _chat(_checkout(h))}))
+    assert main(["validate", contract, "--jsonl", "cases.jsonl", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert_printable_json(out)
+    assert json.loads(out.splitlines()[0])["id"] == h
+    Path("plan.json").write_text(json.dumps(_chat(_checkout(h))))
+    argv = ["--policy", "naive", "--engine", "systematic", "--seed", "0", "--max-faults", "1"]
+    assert main(["explore", *argv, "--plan", "plan.json", "--trace-out", "t.json"]) == 1
+    capsys.readouterr()
+    written = Path("t.json").read_text(encoding="utf-8")
+    assert_printable_json(written)
+    assert any(h in text for text in strings(json.loads(written)))
+    assert main(["replay", "t.json", "--json"]) == 1
+    replayed = capsys.readouterr().out
+    assert_printable_json(replayed)
+    assert any(h in text for text in strings(json.loads(replayed)))

@@ -35,6 +35,7 @@ from txcheck.exploration.loading import (
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.canonical import printable_json
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.traces.document import Trace, load_trace, target_of
@@ -259,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     )
     final = report.final
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+        text = json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False)
+        print(printable_json(text))
     else:
         report_console().print(report)
     if difference is not None:

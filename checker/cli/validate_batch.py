@@ -33,6 +33,7 @@ from txcheck.cli.cmd_validate import world_check
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.safe_text import one_line
+from txcheck.models.canonical import printable_json
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import InputError
@@ -82,7 +83,8 @@ class _Batch:
         if self.as_json:
             record = {"source": item.source, "line": item.line, "id": item.id}
             record.update(verdict.to_json())
-            sys.stdout.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+            text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+            sys.stdout.write(printable_json(text) + "\n")
         else:
             sys.stdout.write(_human(item, verdict))
         self.progress.tick(self.valid + self.invalid, len(self.errors))

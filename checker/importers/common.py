@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from txcheck.models.canonical import printable_json
 from txcheck.models.errors import InputError
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 
@@ -104,7 +105,8 @@ def chat_proposal(calls: Sequence[tuple[str, Any]], text: str | None = None) -> 
 
 def write_case(out: IO[str], case: Mapping[str, Any]) -> None:
     """One case line: sorted keys, UTF-8 kept, no spaces; the same input gives the same bytes."""
-    out.write(json.dumps(case, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+    text = json.dumps(case, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    out.write(printable_json(text) + "\n")
 
 
 class ImportStats:

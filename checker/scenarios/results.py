@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.canonical import stable_hash
+from txcheck.models.canonical import printable_json, stable_hash
 from txcheck.models.contract import Contract
 from txcheck.models.fixture import WorldFixture
 from txcheck.scenarios.catalog import DIMENSIONS
@@ -41,7 +41,10 @@ SUMMARY_FORMAT = "txcheck-scenarios/1"
 def raw_text(runs: Sequence[ScenarioRun]) -> str:
     """One canonical JSON object per run, in run order."""
     return "".join(
-        json.dumps(r.record(), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+        printable_json(
+            json.dumps(r.record(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        )
+        + "\n"
         for r in runs
     )
 
@@ -138,6 +141,8 @@ def write_results(
     summary_path = out / SUMMARY_NAME
     _write(
         summary_path,
-        (json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode(),
+        (
+            printable_json(json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False)) + "\n"
+        ).encode(),
     )
     return ResultFiles(raw=raw, summary_path=summary_path, summary=summary)

@@ -24,7 +24,7 @@ import attrs
 from txcheck.exploration.schedule import Deviation
 from txcheck.exploration.session import Execution, execute
 from txcheck.exploration.target import Target
-from txcheck.models.canonical import canonical_json
+from txcheck.models.canonical import canonical_json, printable_json
 from txcheck.models.choices import Choice
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract
@@ -115,7 +115,7 @@ def content_digest(document: Mapping[str, Any]) -> str:
 
 
 def dumps_trace(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return printable_json(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False)) + "\n"
 
 
 def write_trace(document: Mapping[str, Any], path: str | Path, *, force: bool = False) -> None:
