@@ -12,9 +12,11 @@ from collections.abc import Iterator
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_workers() -> Iterator[object]:
-    """Two local Dask worker processes (``txcheck.exploration.cluster.local_workers``)."""
+    """Two local Dask worker processes (``txcheck.exploration.cluster.local_workers``),
+    per test module: a cluster kept for the whole session runs its event loop (which uses
+    the ``random`` module) under later Hypothesis tests, which then fail as flaky."""
     cluster = pytest.importorskip("txcheck.exploration.cluster")
     with cluster.local_workers(2) as workers:
         yield workers
