@@ -9,9 +9,10 @@ keeps the shortest counterexample (fewest steps) seen across the whole level, cu
 branch that can no longer beat it.
 
 A run with deviations at steps p1 < p2 < ... is a prefix of choices followed by the default
-schedule to quiescence. Policies are generators, which cannot be copied, so a branch
-replays its prefix from a fresh run (without checking: the parent already checked those
-states) and checks every state from its deviation on: safety after every step, liveness
+schedule to quiescence. A branch starts from its prefix unchecked (the parent already
+checked those states): forked (``Run.fork``, ADR 009) off a cursor that walks the parent's
+path once for all of its branches, or, for a policy that cannot be forked, replayed from a
+fresh run; it checks every state from its deviation on: safety after every step, liveness
 at quiescence. While a run follows the default schedule, every non-default choice it
 passes becomes a branch of the next level.
 
