@@ -359,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
     if unwritten is not None:
         sys.stdout.flush()
         raise unwritten
-    if found is not None and found.execution.error and not found.execution.failures:
+    if found is not None and verdict.outcome == "error":
         sys.stdout.flush()
         raise user_code_error(
             found.execution.error_kind,

@@ -65,7 +65,7 @@ class ExploreSummary:
             found = result.counterexample
             shortened = f", shortened by {found.shortened_by}" if found.shortened_by else ""
             how = one_line(f"{found.invariant} (found by {found.found_by}{shortened}", None)
-            label = "Counterexample" if found.execution.failures else "Policy error"
+            label = "Policy error" if found.execution.raised else "Counterexample"
             yield Text(
                 f"{label} for policy {policy}: {how}, {found.deviations} "
                 f"deviation{'s' * (found.deviations != 1)}, "

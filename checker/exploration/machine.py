@@ -75,7 +75,7 @@ class InvariantViolation(AssertionError):
 
 def describe_failure(execution: Execution) -> str:
     """One line naming what failed and where."""
-    if execution.error is not None and not execution.failures:
+    if execution.raised:
         return f"policy_error: {execution.error}"
     first = execution.failures[0]
     where = f"after step {first.step}" if first.step is not None else "at quiescence"

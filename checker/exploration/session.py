@@ -118,6 +118,12 @@ class Execution:
         return any(f.name == name for f in self.failures)
 
     @property
+    def raised(self) -> bool:
+        """User code (the policy, a service or an invariant) raised before any invariant
+        failed: an error to report (``error_kind`` says whose), not a counterexample."""
+        return self.error is not None and not self.failures
+
+    @property
     def first(self) -> str | None:
         """The name of what failed first: an invariant, ``policy_error`` or None."""
         if self.failures:

@@ -116,7 +116,7 @@ def verdict_of(
         missing.append(f"--require-exhaustive: {bound}")
     found = result.counterexample
     error_kind = None
-    if found is not None and found.execution.error and not found.execution.failures:
+    if found is not None and found.execution.raised:
         outcome, error_kind = "error", found.execution.error_kind or "policy"
     elif found is not None:
         outcome = "counterexample"
