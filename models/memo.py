@@ -36,6 +36,3 @@ class IdentityMemo(Generic[T]):
             self._entries.clear()
         self._entries[key] = (inputs, value)
         return value
-
-    def clear(self) -> None:
-        self._entries.clear()

@@ -96,13 +96,12 @@ class _Actor:
     wake_at: int | None = None
     delivery: str | None = None
     done: bool = False
-    # Responses fed to ``gen`` since it (re)started, and (when positions are tracked) a
-    # running digest of them: a generator's local state is a function of its inputs.
-    fed: int = 0
+    # What built ``gen``, what it asked for and the responses it got since it
+    # (re)started, and (when positions are tracked) a running digest of them: a
+    # generator's local state is a function of its inputs, so this is enough to build it
+    # again where it stands, and to tell if the new one goes another way (``Run.fork``).
+    # ``inputs[i]`` answered ``asked[i]``.
     digest: bytes = b""
-    # What built ``gen``, what it asked for and the responses it got since: enough to
-    # build it again where it stands, and to tell if the new one goes another way
-    # (``Run.fork``). ``inputs[i]`` answered ``asked[i]``.
     make: Callable[[], ActorGen] | None = None
     asked: list[Request] = attrs.field(factory=list)
     inputs: list[Any] = attrs.field(factory=list)
@@ -142,7 +141,7 @@ class Run:
             for name, plan in zip(self.instances, self.plans, strict=False)
         }
         self._actors = {name: _Actor(name) for name in (*self.instances, RELAY, CONSUMER)}
-        self._initial = _deep_copy(self.world.business_state())
+        self._initial = fork_value(self.world.business_state())
         self.invalid_plans = _invalid_plans(contract, self.instances, self.plans)
         for name in self.instances:
             self.world.open_journal(name)
@@ -381,7 +380,6 @@ class Run:
         started = cast("ActorGen", gen)
         actor.gen = started
         actor.done = False
-        actor.fed = 0
         actor.make, actor.asked, actor.inputs = make, [], []
         if self.track_positions:
             actor.digest = chain(b"start", origin)
@@ -390,7 +388,6 @@ class Run:
     def _resume(self, actor: _Actor, response: Any) -> None:
         gen = actor.gen
         assert gen is not None
-        actor.fed += 1
         actor.inputs.append(response)
         if self.track_positions:  # before the generator sees (and might change) it
             actor.digest = chain(actor.digest, response)
@@ -537,7 +534,7 @@ class Run:
             state is not None
             and actor in self._contexts
             and state.gen is not None
-            and state.fed == 0
+            and not state.inputs
             and state.pending is None
             and state.wake_at is None
             and state.delivery is None
@@ -630,11 +627,3 @@ def _invalid_plans(
         if codes:
             invalid[instance] = codes
     return invalid
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(v) for v in value]
-    return value
