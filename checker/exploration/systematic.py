@@ -110,11 +110,24 @@ class _Spent(Exception):
 
 
 @attrs.define
-class _Stats:
-    states: int = 0
+class _Prefixes:
+    """How branches reached their deviation: prefix steps replayed (by cursors or alone),
+    runs forked off a cursor, and whether a policy refused to be forked."""
+
     replayed: int = 0
     forked: int = 0
     unforkable: bool = False
+
+    def add(self, other: _Prefixes) -> None:
+        self.replayed += other.replayed
+        self.forked += other.forked
+        self.unforkable |= other.unforkable
+
+
+@attrs.define
+class _Stats:
+    states: int = 0
+    prefixes: _Prefixes = attrs.field(factory=_Prefixes)
     tally: Tally = attrs.field(factory=Tally)
 
 
@@ -215,21 +228,21 @@ class _PlanSearch:
         run = cursor.session.run
         for choice, kind in cursor.moves[cursor.at : node.cut]:
             run.apply(choice, deviation=kind is not None, kind=kind)
-        self.stats.replayed += node.cut - cursor.at
+        self.stats.prefixes.replayed += node.cut - cursor.at
         cursor.at = node.cut
         forked = run.fork()
         if forked is None:  # not a function of its inputs: replay alone from now on
             self.fork, self._cursor = False, None
-            self.stats.unforkable = True
+            self.stats.prefixes.unforkable = True
             return self._replay(node)
-        self.stats.forked += 1
+        self.stats.prefixes.forked += 1
         return Session(self.target, self.plans, run=forked)
 
     def _replay(self, node: _Node) -> Session:
         session = Session(self.target, self.plans, track_positions=self.prune and node.alt is None)
         for choice, kind in node.path.moves(node.cut):
             session.run.apply(choice, deviation=kind is not None, kind=kind)
-        self.stats.replayed += node.cut
+        self.stats.prefixes.replayed += node.cut
         return session
 
     def _branch(self, node: _Node, deviations: int, bound: int | None) -> _Found | None:
@@ -463,9 +476,7 @@ class SystematicEngine:
                 for s in searches
             ],
             states=stats.states,
-            replayed=stats.replayed,
-            forked=stats.forked,
-            unforkable=stats.unforkable,
+            prefixes=stats.prefixes,
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,
             notes=notes,
             started=started,
@@ -479,15 +490,13 @@ def systematic_report(
     counterexample: Counterexample | None,
     plans: list[PlanBound],
     states: int,
-    replayed: int,
+    prefixes: _Prefixes,
     held: int | None,
     notes: list[str],
     started: float,
-    forked: int = 0,
-    unforkable: bool = False,
 ) -> EngineReport:
     """The systematic engine's report, in one process or spread: the bound proved on every
-    plan set, and notes on a state budget that ran out, the replayed prefixes and (``held``
+    plan set, and notes on a state budget that ran out, how prefixes were made and (``held``
     bytes of fingerprints, None without pruning) the odds of a collision."""
     max_faults = target.bounds.max_faults
     proved = [plan.reached for plan in plans if plan.reached is not None]
@@ -499,10 +508,10 @@ def systematic_report(
             f"on {len(short)} of {len(plans)} plan sets"
         )
     notes.append(
-        f"replayed {replayed} prefix steps for {tally.runs} runs ({forked} forked from a run "
-        "walking the prefix they share)"
+        f"replayed {prefixes.replayed} prefix steps for {tally.runs} runs ({prefixes.forked} "
+        "forked from a run walking the prefix they share)"
     )
-    if unforkable:
+    if prefixes.unforkable:
         notes.append(
             "the policy, fed the same responses again, asked for something else: each "
             "branch from then on was replayed from the start (slower, same result)"

@@ -44,6 +44,7 @@ from txcheck.exploration.systematic import (
     _ROOT,
     _Node,
     _PlanSearch,
+    _Prefixes,
     _Spent,
     _Stats,
     _Stop,
@@ -96,9 +97,7 @@ class _Done:
     children: dict[int, list[_Node]]
     visited: FingerprintTable
     states: int
-    replayed: int
-    forked: int
-    unforkable: bool
+    prefixes: _Prefixes
     tally: Tally
     stopped: str
 
@@ -145,9 +144,7 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
         children={} if stopped else search.frontier,
         visited=visited.own,
         states=stats.states,
-        replayed=stats.replayed,
-        forked=stats.forked,
-        unforkable=stats.unforkable,
+        prefixes=stats.prefixes,
         tally=job.tally,
         stopped=stopped,
     )
@@ -195,9 +192,7 @@ class _Split:
         self.total = Tally.of(tally.snapshot())
         self.states = 0
         self.explored = 0
-        self.replayed = 0
-        self.forked = 0
-        self.unforkable = False
+        self.prefixes = _Prefixes()
         self.notes: list[str] = []
         self.found: tuple[int, int, int, Found] | None = None  # length, plan set, chunk, it
         self.found_at: int | None = None
@@ -214,9 +209,7 @@ class _Split:
                 left = self.target.bounds.max_states - self.states
                 if left < 1:
                     for index in wave:  # a plan set the first wave finished keeps its level
-                        self.plans[
-                            index
-                        ].stopped = f"the state budget ran out at {deviations} deviations"
+                        self._spent(index, deviations)
                     continue
                 bound = None if self.found is None else self.found[0]
                 chunks = [
@@ -262,7 +255,7 @@ class _Split:
             if index in done:
                 self._merge(chunk, index, done[index])
             else:  # never ran: not even one state each was left
-                self._spent(chunk)
+                self._spent(chunk.plan_set, chunk.deviations)
         return done
 
     def _left(self, done: dict[int, _Done]) -> int:
@@ -319,12 +312,10 @@ class _Split:
 
     def _merge(self, chunk: _Chunk, index: int, done: _Done) -> None:
         plan = self.plans[chunk.plan_set]
-        self.replayed += done.replayed
-        self.forked += done.forked
-        self.unforkable |= done.unforkable
+        self.prefixes.add(done.prefixes)
         self.explored += done.states
         if done.stopped == "spent":
-            self._spent(chunk)
+            self._spent(chunk.plan_set, chunk.deviations)
             return
         added = plan.visited.merge(done.visited)
         plan.states += added
@@ -336,11 +327,11 @@ class _Split:
             if self.found is None or candidate[:3] < self.found[:3]:
                 self.found = candidate
 
-    def _spent(self, chunk: _Chunk) -> None:
-        """``chunk``'s plan set could not finish its level within the state budget."""
-        plan = self.plans[chunk.plan_set]
+    def _spent(self, plan_set: int, deviations: int) -> None:
+        """The plan set could not finish level ``deviations`` within the state budget."""
+        plan = self.plans[plan_set]
         if not plan.stopped:
-            plan.stopped = f"the state budget ran out at {chunk.deviations} deviations"
+            plan.stopped = f"the state budget ran out at {deviations} deviations"
 
     def _stop(self, reason: str) -> None:
         """The plan sets still searching stop below the bound, for ``reason``."""
@@ -375,9 +366,7 @@ def search_split(
             for p in split.plans
         ],
         states=split.states,
-        replayed=split.replayed,
-        forked=split.forked,
-        unforkable=split.unforkable,
+        prefixes=split.prefixes,
         held=sum(plan.visited.nbytes() for plan in split.plans) if prune else None,
         notes=notes,
         started=started,
