@@ -145,14 +145,27 @@ def measure(rounds: int, quick: bool, cases: Sequence[Case] = CASES) -> dict[str
             _once(case, clusters[1][1], True)  # warm both (imports in the workers)
             _once(case, clusters[2][1], True)
             runs: dict[int, list[dict[str, Any]]] = {n: [] for n in modes}
-            for _ in range(rounds):
+            for round_ in range(1, rounds + 1):
                 for n in modes:
                     runs[n].append(_once(case, clusters[n][1], quick))
+                    _progress(case, round_, n, runs[n][-1])
             results["cases"][case.name] = _summary(runs)
     finally:
         for context, _, _ in clusters.values():
             context.__exit__(None, None, None)
     return results
+
+
+def _progress(case: Case, round_: int, workers: int, run: dict[str, Any]) -> None:
+    """One line per run on stderr, so a long measurement shows where it is and what it has
+    measured so far, whatever happens to it later."""
+    busy = "/".join(f"{u:.2f}" for u in run["utilisation"])
+    print(
+        f"{case.name}: round {round_}, {workers} worker(s): {run['wall']:.2f} s wall, "
+        f"{run['cpu']:.2f} s CPU, {int(run['runs'])} runs, utilisation {busy}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _summary(runs: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
