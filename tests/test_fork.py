@@ -17,6 +17,7 @@ from txcheck.exploration.report import EngineReport
 from txcheck.exploration.representative import representative_plans
 from txcheck.exploration.systematic import SystematicEngine
 from txcheck.exploration.target import Bounds, Deadline, Target
+from txcheck.exploration.workers import InProcess
 from txcheck.models.choices import Choice
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.fixture import default_fixture
@@ -207,6 +208,20 @@ def test_forking_changes_no_report_and_replays_far_less() -> None:
 def test_a_policy_that_cannot_be_forked_is_searched_by_replay_and_the_report_says_so() -> None:
     forked = same_search(MarksResponses(), DOUBLE, 1)
     assert any("asked for something else" in note for note in forked.notes)
+
+
+def test_the_search_spread_over_workers_forks_or_replays_as_asked() -> None:
+    tgt = target(Guarded(), SINGLE, 1)
+    forked = SystematicEngine().explore(tgt, Deadline(), workers=InProcess())
+    replayed = SystematicEngine(fork=False).explore(tgt, Deadline(), workers=InProcess())
+    assert forked_runs(forked) > 0 and forked_runs(replayed) == 0
+    assert replayed_steps(forked) < replayed_steps(replayed)
+    assert (replayed.states, replayed.exhaustive_bound) == (forked.states, forked.exhaustive_bound)
+
+
+def forked_runs(report: EngineReport) -> int:
+    note = next(n for n in report.notes if "prefix steps" in n)
+    return int(note.split("(")[1].split()[0])
 
 
 @pytest.mark.parametrize("name", ["naive", "control-fresh-key", "control-no-saga"])

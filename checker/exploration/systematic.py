@@ -389,7 +389,12 @@ class SystematicEngine:
             from txcheck.exploration.systematic_split import search_split  # noqa: PLC0415
 
             return search_split(
-                target, deadline, tally if tally is not None else Tally(), workers, prune=self.prune
+                target,
+                deadline,
+                tally if tally is not None else Tally(),
+                workers,
+                prune=self.prune,
+                fork=self.fork,
             )
         started = time.monotonic()
         stats = _Stats(tally=tally if tally is not None else Tally())

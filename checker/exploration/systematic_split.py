@@ -66,12 +66,14 @@ branches can cost 100 times another's); each one more adds duplicate work."""
 @attrs.frozen(kw_only=True)
 class _Level:
     """What every chunk of one level shares: the target (as import paths on a cluster),
-    the plan sets, each one's visited set as the level began, and whether to prune."""
+    the plan sets, each one's visited set as the level began, whether to prune, and
+    whether to fork branches off a cursor (``Run.fork``) or replay them."""
 
     target: Target | TargetSpec
     plan_sets: tuple[tuple[Plan, ...], ...]
     visited: tuple[FingerprintTable, ...]
     prune: bool
+    fork: bool
 
 
 @attrs.frozen(kw_only=True)
@@ -121,7 +123,12 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
     stats = _Stats(tally=job.tally)
     visited = Overlay(level.visited[chunk.plan_set])
     search = _PlanSearch(
-        target, level.plan_sets[chunk.plan_set], prune=level.prune, stats=stats, visited=visited
+        target,
+        level.plan_sets[chunk.plan_set],
+        prune=level.prune,
+        fork=level.fork,
+        stats=stats,
+        visited=visited,
     )
     search.frontier = {chunk.deviations: list(chunk.nodes)}
     found, stopped = None, ""
@@ -177,10 +184,13 @@ class _Plan:
 class _Split:
     """The level-by-level search of every plan set, each level spread over ``workers``."""
 
-    def __init__(self, target: Target, workers: Workers, *, prune: bool, tally: Tally) -> None:
+    def __init__(
+        self, target: Target, workers: Workers, *, prune: bool, fork: bool, tally: Tally
+    ) -> None:
         self.target = target
         self.workers = workers
         self.prune = prune
+        self.fork = fork
         self.tally = tally
         entries = plan_sets_of(target)
         self.plan_sets = tuple(entry.plans for entry in entries)
@@ -290,6 +300,7 @@ class _Split:
             plan_sets=self.plan_sets,
             visited=tuple(plan.visited for plan in self.plans),
             prune=self.prune,
+            fork=self.fork,
         )
         done: dict[int, _Done] = {}
         results = self.workers.map_unordered(
@@ -341,11 +352,17 @@ class _Split:
 
 
 def search_split(
-    target: Target, deadline: Deadline, tally: Tally, workers: Workers, *, prune: bool
+    target: Target,
+    deadline: Deadline,
+    tally: Tally,
+    workers: Workers,
+    *,
+    prune: bool,
+    fork: bool = True,
 ) -> EngineReport:
     """The systematic search of ``target`` with each level spread over ``workers``."""
     started = time.monotonic()
-    split = _Split(target, workers, prune=prune, tally=tally)
+    split = _Split(target, workers, prune=prune, fork=fork, tally=tally)
     split.run(deadline)
     notes = [
         f"spread over {workers.where}: each level's branches in up to {CHUNKS} chunks per "
