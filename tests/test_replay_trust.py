@@ -12,6 +12,7 @@ import pytest
 
 from txcheck.cli import main
 from txcheck.traces.document import content_digest
+from txcheck.traces.replaying import _first_change, _shown
 
 EVIL = """\
 from pathlib import Path
@@ -129,8 +130,10 @@ TAMPERING: dict[Callable[[dict[str, Any]], None], tuple[str, ...]] = {
     _steps_emptied: ("the trace records 0 steps, the replay takes", "from step 0 on they differ"),
     _truncated: ("the trace records 1 steps, the replay takes", "from step 1 on they differ"),
     _plans_emptied: ("step 0: recorded choice orchestrator-1 step ok is not possible",),
-    _observed_changed: ("step 0: the trace records observed",),
-    _request_changed: ("step 0: the trace records request",),
+    _observed_changed: ("step 0: the trace records observed.admitted false",),
+    _request_changed: (
+        'step 0: the trace records request.arguments.currency "EUR", the replay gives "USD"',
+    ),
     _deviation_unmarked: ("step 1: the trace records deviation false, the replay gives true",),
     _contract_swapped: ("step 2: the trace records request",),
     _contract_replaced: ("step 1: recorded choice",),
@@ -197,3 +200,15 @@ def test_under_another_policy_the_faults_are_replayed_and_unplaced_ones_counted(
     assert translated is not None and translated["violations"] == []
     assert translated["recorded_faults"] >= 1
     assert 0 <= translated["unplaced_faults"] <= translated["recorded_faults"]
+
+
+def test_a_difference_is_named_by_its_path_with_both_values_shown_whole_or_marked_cut() -> None:
+    old = {"arguments": {"items": [{"sku": "a"}, {"sku": "b"}], "note": "x" * 300}}
+    new = {"arguments": {"items": [{"sku": "a"}, {"sku": "c"}], "note": "x" * 300}}
+    assert _first_change("request", old, new) == ("request.arguments.items[1].sku", "b", "c")
+    assert _first_change("request", {"a": 1}, {"a": 1, "b": 2})[0] == "request.b"
+    where, was, now = _first_change("request", {"a": [1]}, {"a": [1, 2]})
+    assert (where, was, now) == ("request.a", [1], [1, 2])  # lengths differ: the list whole
+    assert _shown(_first_change("r", {}, {"b": 2})[1]) == "nothing"
+    long = _shown("y" * 500)
+    assert len(long) == 120 and long.endswith("...") and _shown("short") == '"short"'

@@ -108,6 +108,30 @@ def _plain(value: Any) -> Any:
 
 
 _FIELDS = ("actor", "action", "outcome", "deviation", "request", "observed")
+_MISSING = object()
+
+
+def _first_change(where: str, old: Any, new: Any) -> tuple[str, Any, Any]:
+    """The first place (a dotted path into the step) where two JSON values differ, and
+    what each holds there, so a change deep in a long request is named, not cut off."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            a, b = old.get(key, _MISSING), new.get(key, _MISSING)
+            if a != b:
+                return _first_change(f"{where}.{key}", a, b)
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for position, (a, b) in enumerate(zip(old, new, strict=True)):
+            if a != b:
+                return _first_change(f"{where}[{position}]", a, b)
+    return where, old, new
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    """A value as JSON in at most ``limit`` characters (an ellipsis says it was cut)."""
+    if value is _MISSING:
+        return "nothing"
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def first_difference(trace: Trace, execution: Execution) -> str | None:
@@ -121,10 +145,12 @@ def first_difference(trace: Trace, execution: Execution) -> str | None:
     for index, (want, got) in enumerate(zip(recorded, replayed, strict=False)):
         for field in _FIELDS:
             if _plain(want.get(field)) != _plain(got.get(field)):
+                where, old, new = _first_change(
+                    field, _plain(want.get(field)), _plain(got.get(field))
+                )
                 return (
-                    f"step {index}: the trace records {field} "
-                    f"{json.dumps(_plain(want.get(field)), sort_keys=True)[:120]}, the "
-                    f"replay gives {json.dumps(_plain(got.get(field)), sort_keys=True)[:120]}"
+                    f"step {index}: the trace records {where} {_shown(old)}, "
+                    f"the replay gives {_shown(new)}"
                 )
     if len(recorded) != len(replayed):
         return (
