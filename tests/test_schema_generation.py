@@ -10,9 +10,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
+import txcheck.exploration.schema_values as schema_values_module
 from txcheck import Guarded, Target, explore, load_contract, txcheck_testcase
 from txcheck.cli import main
 from txcheck.exploration.schema_draw import first_draw_problem
@@ -223,6 +224,36 @@ def test_the_recursion_depth_is_bounded() -> None:
         assert depth(value) < MAX_DEPTH
 
     check()
+
+
+def test_a_recursion_through_an_array_ends_in_empty_arrays_at_the_depth_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: at the bound, ``items`` had no values, and drawing the array raised
+    Hypothesis's InvalidArgument (a traceback from explore) instead of drawing []."""
+    monkeypatch.setattr(schema_values_module, "MAX_DEPTH", 2)  # reach the cut quickly
+    reply = {"type": "array", "items": {"$ref": "#/$defs/note"}}
+    note = _object({"text": {"type": "string"}, "replies": reply}, required=["text"])
+    schema = {"$defs": {"note": note}, "$ref": "#/$defs/note"}
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def depth(value: Any) -> int:
+        return 1 + max((depth(r) for r in value.get("replies", [])), default=0)
+
+    deepest = find(
+        schema_values(schema, schema),
+        lambda v: depth(v) == 2 and "replies" in v["replies"][0],
+        settings=settings(database=None, max_examples=2000),
+    )
+    assert deepest["replies"][0]["replies"] == [] and validator.is_valid(deepest)
+    assert find(schema_values(reply, schema), bool)  # above the bound, replies do exist
+
+
+def test_an_array_whose_items_cannot_exist_is_empty_or_impossible() -> None:
+    assert find(schema_values({"type": "array", "items": False}, {}), lambda _: True) == []
+    assert schema_values({"type": "array", "items": False, "minItems": 1}, {}).is_empty
+    pair = {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}
+    assert find(schema_values(pair, pair), lambda _: True) == [0]
 
 
 def test_a_contract_with_a_recursive_ref_is_explored(

@@ -105,6 +105,9 @@ def _object(schema: Mapping[str, Any], root: Any, depth: int) -> st.SearchStrate
         for name, sub in properties.items()
         if name not in needed and sub is not False
     }
+    if any(strategy.is_empty for strategy in needed.values()):
+        return st.nothing()
+    optional = {name: s for name, s in optional.items() if not s.is_empty}  # left out
     return st.fixed_dictionaries(needed, optional=optional)
 
 
@@ -117,9 +120,14 @@ def _array(schema: Mapping[str, Any], root: Any, depth: int) -> st.SearchStrateg
         head = st.tuples(*(_values(p, root, depth) for p in prefix)).map(list)
         if items is False or high <= len(prefix):
             return head
-        tail = st.lists(_values(items, root, depth), max_size=max(0, high - len(prefix)))
+        more = _values(items, root, depth)
+        if more.is_empty:
+            return head
+        tail = st.lists(more, max_size=max(0, high - len(prefix)))
         return st.tuples(head, tail).map(lambda pair: pair[0] + pair[1])
     element = _values(items, root, depth)
+    if element.is_empty:  # nothing fits an item (a recursion cut at MAX_DEPTH): no items
+        return st.just([]) if low == 0 else st.nothing()
     if schema.get("uniqueItems") is True:
         return st.lists(element, min_size=low, max_size=high, unique_by=canonical_json)
     return st.lists(element, min_size=low, max_size=high)
