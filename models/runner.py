@@ -120,6 +120,7 @@ class Run:
         max_steps: int = 2000,
         allow_clock_jumps: bool = True,
         track_positions: bool = False,
+        fault_counts: bool = True,
         start: bool = True,
     ) -> None:
         self.policy = policy
@@ -132,6 +133,9 @@ class Run:
         self.max_steps = max_steps
         self.allow_clock_jumps = allow_clock_jumps
         self.track_positions = track_positions
+        self.fault_counts = fault_counts
+        """Whether a state's identity holds how many faults of each kind were injected (an
+        invariant may count them) or only whether any was (all the built-in ones ask)."""
         self._options: list[Choice] | None = None
         self._attempts: dict[tuple[str, str], bytes] = {}  # running digests (fingerprint)
         self._attempts_seen = 0
@@ -459,7 +463,8 @@ class Run:
         """A digest (128 bits, ``models.digest``) of everything that decides what can
         happen next and what a property can see: the durable world (``World.fingerprint``);
         the history (each call's attempts with their keys, compensations included, and the
-        fault counts, not step numbers); the fault a free repeat would repeat
+        fault counts, or with ``fault_counts=False`` only whether there was a fault; not
+        step numbers); the fault a free repeat would repeat
         (``txcheck.models.deviation_cost``); and each actor's position: the inputs its
         generator got since it last (re)started, its call in flight, sleep and delivery.
         Equal digests mean equal states (up to a hash collision); equal states built
@@ -485,7 +490,11 @@ class Run:
             call = (a.instance, a.call_id)
             attempts[call] = chain(attempts.get(call, b""), (a.tool, a.key, a.compensates))
         self._attempts_seen = len(self.history.attempts)
-        history = (sorted(attempts.items()), sorted(self.history.faults.items()))
+        faults = self.history.faults
+        history = (
+            sorted(attempts.items()),
+            sorted(faults.items()) if self.fault_counts else bool(faults),
+        )
         # the fault chain decides what the next deviation costs, so it is part of the state
         return digest(serial((self.world.fingerprint(), history, actors, self._chain)))
 

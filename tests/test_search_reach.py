@@ -6,6 +6,7 @@ controls: each was missed before, and must be caught now."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,13 @@ from txcheck.models.choices import Action, Choice, Outcome, Part
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.deviation_cost import REPEAT_LIMIT, deviation_count
 from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded
+from txcheck.models.policies import Guarded, builtin_policy
 from txcheck.models.runner import CLOCK, Step
 from txcheck.models.validation import validate
 from txcheck.models.world_rules import WorldBusinessCheck
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from mutants import MUTANTS
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
@@ -211,6 +215,83 @@ def test_an_invariant_that_may_read_times_turns_the_time_shift_off() -> None:
     ).time_blind
     undeclared = attrs.evolve(_reads_the_clock, reads=None)
     assert not Target(policy=Guarded(), invariants=(undeclared,)).time_blind
+
+
+@always(name="at_most_one_fault", reads=(Part.HISTORY,))
+def _at_most_one_fault(view: Any) -> list[str]:
+    """A user invariant that counts faults (a positive control for counted states)."""
+    count = view.history.fault_count
+    return [f"{count} faults injected"] if count > 1 else []
+
+
+@always(name="counts_nothing", reads=(Part.HISTORY,))
+def _counts_nothing(view: Any) -> list[str]:
+    """A user invariant that may count faults (it never fails): counts stay in states."""
+    return []
+
+
+def test_only_an_invariant_that_may_count_faults_keeps_fault_counts_in_a_state() -> None:
+    assert Target(policy=Guarded()).count_blind
+    assert Target(policy=Guarded(), invariants=(*DEFAULT_INVARIANTS, _reads_the_clock)).count_blind
+    assert not Target(policy=Guarded(), invariants=(_counts_nothing,)).count_blind
+    undeclared = attrs.evolve(_reads_the_clock, reads=None)
+    assert not Target(policy=Guarded(), invariants=(undeclared,)).count_blind
+
+
+def _single(policy: Any, invariants: Any = DEFAULT_INVARIANTS, k: int = 2) -> Any:
+    target = Target(
+        policy=policy, plans=(SINGLE,), invariants=invariants, bounds=Bounds(max_faults=k)
+    )
+    return SystematicEngine().explore(target, Deadline(300))
+
+
+def test_states_that_differ_only_in_fault_counts_are_one_state() -> None:
+    blind = _single(Guarded())
+    counted = _single(Guarded(), (*DEFAULT_INVARIANTS, _counts_nothing))
+    assert blind.counterexample is None and counted.counterexample is None
+    assert blind.complete and counted.complete
+    assert blind.states < counted.states * 0.9  # measured: 56,379 against 69,277
+
+
+def test_an_invariant_that_counts_faults_still_sees_every_count() -> None:
+    found = _single(Guarded(), (_at_most_one_fault,))
+    assert found.counterexample is not None
+    assert found.counterexample.invariant == "at_most_one_fault"
+    assert found.counterexample.deviations == 1  # the same fault again on a retry is free
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_a_second_restart_where_it_stands_moves_only_the_fault_count(counted: bool) -> None:
+    invariants = (_counts_nothing,) if counted else DEFAULT_INVARIANTS
+    target = Target(policy=Guarded(), invariants=invariants)
+    once, twice = (target.run(SINGLE, track_positions=True) for _ in range(2))
+    crash = Choice(actor="orchestrator-1", action=Action.CRASH)
+    for run, crashes in ((once, 1), (twice, 2)):
+        for _ in range(crashes):
+            assert run.fresh("orchestrator-1")
+            run.apply(crash)
+    assert (once.history.fault_count, twice.history.fault_count) == (1, 2)
+    assert twice.world.snapshot() == once.world.snapshot()
+    assert (twice.fingerprint() != once.fingerprint()) is counted
+
+
+def _proved(report: Any) -> tuple[Any, ...]:
+    found = report.counterexample
+    minimal = (
+        None if found is None else (found.invariant, found.deviations, len(found.execution.steps))
+    )
+    return minimal, report.exhaustive_bound, report.complete
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["guarded", "naive", *(m.name for m in MUTANTS)])
+def test_forgetting_fault_counts_changes_no_verdict_at_two_deviations(name: str) -> None:
+    policy = builtin_policy(name) or next(m.policy() for m in MUTANTS if m.name == name)
+    for plans in representative_plans(CONTRACT, FIXTURE):
+        target = Target(policy=policy, plans=(plans,), bounds=Bounds(max_faults=2))
+        counted = attrs.evolve(target, invariants=(*DEFAULT_INVARIANTS, _counts_nothing))
+        blind = SystematicEngine().explore(target, Deadline())
+        assert _proved(blind) == _proved(SystematicEngine().explore(counted, Deadline()))
 
 
 # -- per-plan bounds and the visited set -----------------------------------------------------------

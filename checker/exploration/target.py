@@ -157,6 +157,18 @@ class Target:
             for check in self.invariants
         )
 
+    @cached_property
+    def count_blind(self) -> bool:
+        """Whether no invariant can count the faults injected so far, only ask whether
+        there was one, so states that differ only in how many faults led to them are one
+        state to a search (``Run(fault_counts=False)``). The built-in invariants are; a
+        user's invariant is when it declares ``reads`` without the history."""
+        return all(
+            check in DEFAULT_INVARIANTS
+            or (check.reads is not None and Part.HISTORY not in check.reads)
+            for check in self.invariants
+        )
+
     def world(self) -> World:
         """A fresh world for one run: the fixture's state, served by the target's services."""
         return World(
@@ -179,6 +191,7 @@ class Target:
             world=self.world(),
             max_steps=self.bounds.max_steps,
             track_positions=track_positions,
+            fault_counts=not self.count_blind,
             start=start,
         )
 
