@@ -11,6 +11,12 @@ them less than wall time:
   ``guarded`` with every default invariant checked after every step and at quiescence;
 - **peak RSS** of the measuring interpreter (the search dominates it).
 
+``--same-space`` measures B in A's state space (before issue 14 changed what a state and a
+deviation are): free repeats off, the fault chain out of the fingerprint, absolute times and
+fault counts kept in it (four hooks patched in B's interpreter). What is left between the
+two counts is how each serialises a state: A pickles with a memo, so equal states whose
+objects are shared in one and copied in the other hash apart; B's ``marshal`` does not.
+
 ``--measure`` prints one side's figures as JSON. Without it, the script runs the
 measurement in fresh interpreters, alternating the baseline and this checkout (A, B, A,
 B, ... for ``--rounds`` rounds), and prints each round and the ratios of the medians::
@@ -36,6 +42,17 @@ from typing import Any
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
+
+
+def _parent_space() -> None:
+    """Patch this interpreter's txcheck to search A's state space (``--same-space``)."""
+    from txcheck.exploration.target import Target
+    from txcheck.models import runner
+
+    runner.Run.free_repeat = lambda self, choice: False
+    runner.extend = lambda chain, step: chain
+    Target.time_blind = property(lambda self: False)
+    Target.count_blind = property(lambda self: False)
 
 
 def _measure_new(k: int, repeat: int) -> dict[str, Any]:
@@ -121,12 +138,14 @@ def _result(report: Any, search_cpu: float, checked: Any, repeat: int) -> dict[s
     }
 
 
-def _side(folder: Path, layout: str, k: int, repeat: int) -> dict[str, Any]:
+def _side(folder: Path, layout: str, k: int, repeat: int, same_space: bool) -> dict[str, Any]:
     env = {k_: v for k_, v in os.environ.items() if k_ != "PYTHONPATH"}
     if layout == "old":
         env["PYTHONPATH"] = str(folder)
     argv = [sys.executable, str(HERE), "--measure", "--layout", layout]
     argv += ["--k", str(k), "--repeat", str(repeat)]
+    if same_space and layout == "new":
+        argv.append("--same-space")
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"measuring {folder} failed:\n{done.stderr}")
@@ -145,7 +164,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=200, help="checked runs timed per side")
     parser.add_argument("--measure", action="store_true", help="measure this side only")
     parser.add_argument("--layout", choices=("old", "new"), default="new")
+    parser.add_argument("--same-space", action="store_true", help="B in A's state space")
     args = parser.parse_args()
+    if args.same_space and args.layout == "new":
+        _parent_space()
     if args.measure:
         measure = _measure_old if args.layout == "old" else _measure_new
         print(json.dumps(measure(args.k, args.repeat)))
@@ -157,10 +179,12 @@ def main() -> int:
     rows: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
     print(f"# A = {sides['A'][0]} ({sides['A'][1]} layout), B = {ROOT}")
     print(f"# guarded, single checkout plan, k={args.k}; runner: {args.repeat} checked runs")
+    if args.same_space:
+        print("# B searches A's state space (--same-space)")
     for round_ in range(1, args.rounds + 1):
         for name in ("A", "B"):
             folder, layout = sides[name]
-            row = _side(folder, layout, args.k, args.repeat)
+            row = _side(folder, layout, args.k, args.repeat, args.same_space)
             rows[name].append(row)
             print(f"round {round_} {name}: {json.dumps(row, sort_keys=True)}")
     same = {json.dumps([r["states"], r["verdict"]]) for side in rows.values() for r in side}
