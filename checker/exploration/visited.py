@@ -22,6 +22,13 @@ _EMPTY = 0
 _MAX_LOAD = 0.5
 
 
+def _zeros(size: int) -> tuple[array[int], array[int]]:
+    """Empty key and value arrays of ``size`` slots, allocated directly: building them from
+    ``bytes(n)`` held a zeroed copy of each beside it, which at a million states made the
+    table's growth the search's peak memory."""
+    return array("Q", [_EMPTY]) * size, array("I", [0]) * size
+
+
 def collision_odds(states: int) -> float:
     """An upper bound on the probability that two of ``states`` distinct states share a
     64-bit fingerprint (the birthday bound, ``n(n-1)/2 / 2**64``)."""
@@ -37,8 +44,7 @@ class FingerprintTable:
         size = 1
         while size < capacity:
             size *= 2
-        self._keys = array("Q", bytes(8 * size))
-        self._values = array("I", bytes(4 * size))
+        self._keys, self._values = _zeros(size)
         self._mask = size - 1
         self.count = 0
 
@@ -86,8 +92,7 @@ class FingerprintTable:
     def _grow(self) -> None:
         keys, values = self._keys, self._values
         size = 2 * len(keys)
-        self._keys = array("Q", bytes(8 * size))
-        self._values = array("I", bytes(4 * size))
+        self._keys, self._values = _zeros(size)
         self._mask = size - 1
         for key, value in zip(keys, values, strict=True):
             if key != _EMPTY:
