@@ -21,6 +21,7 @@ was given.
 from __future__ import annotations
 
 import logging
+import queue
 import signal
 import threading
 import time
@@ -172,14 +173,22 @@ class DaskWorkers:
                 self._progress.set_to(total)
 
     def _submit(
-        self, fn: Callable[[Item, Job], Result], item: Item, index: int, control: _Control
+        self,
+        fn: Callable[[Item, Job], Result],
+        item: Item,
+        index: int,
+        control: _Control,
+        finished: queue.SimpleQueue[distributed.Future[Any]],
     ) -> distributed.Future[Any]:
+        """Submit one item; the future is put on ``finished`` once it is done, failed or
+        cancelled."""
         key = f"txcheck-{uuid.uuid4().hex[:12]}-{index}"
         with self._lock:
             self._keys[key] = index
         future: distributed.Future[Any] = self.client.submit(
             _run_item, fn, item, index, control, self._common, key=key, pure=False
         )
+        future.add_done_callback(finished.put)
         return future
 
     def map_unordered(
@@ -208,7 +217,11 @@ class DaskWorkers:
         # publishes an event the "all" topic cannot serialize, which drops this client.
         self._common = None if common is None else self.client.scatter(common, hash=False)
         self.client.subscribe_topic(control.topic, self._on_progress)
-        futures = {self._submit(fn, item, i, control): i for i, item in enumerate(items)}
+        # done futures arrive through callbacks: ``distributed.wait`` with a timeout left a
+        # pending asyncio task behind at every timeout ("Task was destroyed but it is
+        # pending!" on stderr, thousands of times in a long search)
+        finished: queue.SimpleQueue[distributed.Future[Any]] = queue.SimpleQueue()
+        futures = {self._submit(fn, item, i, control, finished): i for i, item in enumerate(items)}
         lost: dict[int, int] = {}
         asked_to_stop: float | None = None
 
@@ -224,7 +237,7 @@ class DaskWorkers:
             with self._lock:
                 self._notes.append(f"{why}; item {index + 1} was submitted again")
             retry = attrs.evolve(control, seconds=deadline.left())
-            futures[self._submit(fn, items[index], index, retry)] = index
+            futures[self._submit(fn, items[index], index, retry, finished)] = index
 
         try:
             while futures and not self.is_cancelled():
@@ -233,18 +246,15 @@ class DaskWorkers:
                     asked_to_stop = time.monotonic()
                 if asked_to_stop is not None and time.monotonic() - asked_to_stop > GRACE:
                     break
-                try:
-                    done, _ = distributed.wait(
-                        list(futures), timeout=BEAT, return_when="FIRST_COMPLETED"
-                    )
-                except TimeoutError:
+                done = _drained(finished, BEAT) & futures.keys()
+                if not done:
                     continue
-                except distributed.client.FuturesCancelledError:
+                cancelled = [f for f in done if f.status == "cancelled"]
+                if cancelled:
                     # the worker holding the common data died: Dask cannot rebuild
                     # scattered data, so send it again and resubmit what waited for it
-                    done = {f for f in futures if f.status == "cancelled"}
-                    if common is None or not done:
-                        raise
+                    if common is None:
+                        cancelled[0].result()  # raises why it was cancelled
                     self._common = self.client.scatter(common, hash=False)
                 for future in sorted(done, key=lambda f: futures[f]):
                     index = futures.pop(future)
@@ -281,6 +291,19 @@ class DaskWorkers:
         """Stop listening to the cluster (before the client closes)."""
         with suppress(Exception):
             self.client.unsubscribe_topic("all")
+
+
+def _drained(finished: queue.SimpleQueue[Any], seconds: float) -> set[Any]:
+    """What ``finished`` holds after waiting up to ``seconds`` for its first entry."""
+    try:
+        done = {finished.get(timeout=seconds)}
+    except queue.Empty:
+        return set()
+    while True:
+        try:
+            done.add(finished.get_nowait())
+        except queue.Empty:
+            return done
 
 
 def _quiet() -> None:
