@@ -142,6 +142,9 @@ def _side(folder: Path, layout: str, k: int, repeat: int, same_space: bool) -> d
     env = {k_: v for k_, v in os.environ.items() if k_ != "PYTHONPATH"}
     if layout == "old":
         env["PYTHONPATH"] = str(folder)
+    elif (folder / ".typecheck" / "txcheck").is_dir():
+        # that checkout's own code, whichever checkout the editable install points to
+        env["PYTHONPATH"] = str(folder / ".typecheck")
     argv = [sys.executable, str(HERE), "--measure", "--layout", layout]
     argv += ["--k", str(k), "--repeat", str(repeat)]
     if same_space and layout == "new":
