@@ -258,10 +258,18 @@ def test_a_recursion_through_an_array_ends_in_empty_arrays_at_the_depth_bound(
 
 
 def test_an_array_whose_items_cannot_exist_is_empty_or_impossible() -> None:
-    assert find(schema_values({"type": "array", "items": False}, {}), lambda _: True) == []
+    def first(schema: Any) -> Any:
+        return find(
+            schema_values(schema, schema),
+            lambda _: True,
+            settings=_FIRST_FOUND,
+            random=random.Random(0),
+        )
+
+    assert first({"type": "array", "items": False}) == []
     assert schema_values({"type": "array", "items": False, "minItems": 1}, {}).is_empty
-    pair = {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}
-    assert find(schema_values(pair, pair), lambda _: True) == [0]
+    pair = first({"type": "array", "prefixItems": [{"type": "integer"}], "items": False})
+    assert len(pair) == 1 and isinstance(pair[0], int)
 
 
 def test_a_contract_with_a_recursive_ref_is_explored(
