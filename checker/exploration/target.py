@@ -151,11 +151,7 @@ class Target:
         state to a search (``World.relative_time``). The built-in invariants are; a user's
         invariant is when it declares ``reads`` without the clock, the idempotency store
         or the operations log."""
-        timed = {Part.CLOCK, Part.STORE, Part.OPERATIONS}
-        return all(
-            check in DEFAULT_INVARIANTS or (check.reads is not None and not check.reads & timed)
-            for check in self.invariants
-        )
+        return self._unread_by_users({Part.CLOCK, Part.STORE, Part.OPERATIONS})
 
     @cached_property
     def count_blind(self) -> bool:
@@ -163,9 +159,13 @@ class Target:
         there was one, so states that differ only in how many faults led to them are one
         state to a search (``Run(fault_counts=False)``). The built-in invariants are; a
         user's invariant is when it declares ``reads`` without the history."""
+        return self._unread_by_users({Part.HISTORY})
+
+    def _unread_by_users(self, parts: set[Part]) -> bool:
+        """Whether every invariant is a built-in one (whose uses of ``parts`` the search
+        allows for) or declares ``reads`` without any of ``parts``."""
         return all(
-            check in DEFAULT_INVARIANTS
-            or (check.reads is not None and Part.HISTORY not in check.reads)
+            check in DEFAULT_INVARIANTS or (check.reads is not None and not check.reads & parts)
             for check in self.invariants
         )
 
