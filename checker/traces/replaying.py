@@ -144,10 +144,9 @@ def first_difference(trace: Trace, execution: Execution) -> str | None:
     replayed = [s.to_json() for s in execution.steps]
     for index, (want, got) in enumerate(zip(recorded, replayed, strict=False)):
         for field in _FIELDS:
-            if _plain(want.get(field)) != _plain(got.get(field)):
-                where, old, new = _first_change(
-                    field, _plain(want.get(field)), _plain(got.get(field))
-                )
+            old, new = _plain(want.get(field)), _plain(got.get(field))
+            if old != new:
+                where, old, new = _first_change(field, old, new)
                 return (
                     f"step {index}: the trace records {where} {_shown(old)}, "
                     f"the replay gives {_shown(new)}"
