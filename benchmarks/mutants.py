@@ -16,7 +16,10 @@ Methods, against each mutant of ``examples/mutants`` (``guarded`` with one bug e
 - ``auto``: ``explore`` with ``txcheck explore``'s defaults (auto, scenario seeds first,
   no time budget), in every mode.
 
-Then the baselines (``mutants_baselines.py``) and ``--out`` (``benchmarks/results.md``),
+Then the regression mutants of ``tests/blind_spots.py`` under ``explore``'s defaults (seeds
+1.., and the retry-forever one with ``--no-seeds`` too), the baselines
+(``mutants_baselines.py``), the k = 3 table of ``bench_depth.py`` when ``--depth-json``
+names its rows, and ``--out`` (``benchmarks/results.md``),
 written by ``mutants_report.py``. Each search runs in a forked worker and is timed there
 around the search alone; the worker is stopped at ``2 * cap + 5`` seconds (``auto``, which
 has no time budget: 125 s, twice issue 8's 60 s bar).
@@ -25,6 +28,7 @@ has no time budget: 125 s, twice issue 8's 60 s bar).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -34,6 +38,7 @@ from pathlib import Path
 import hypothesis
 import mutants_baselines
 from mutants_cells import (
+    BLIND_SPOTS,
     DETERMINISTIC,
     EXPERIMENTS,
     METHODS,
@@ -41,6 +46,7 @@ from mutants_cells import (
     Cell,
     cli_defaults,
     minimum,
+    run_blind_spot,
     run_cell,
 )
 from mutants_report import LIMIT_S, done_when, render
@@ -68,6 +74,17 @@ def _parser() -> argparse.ArgumentParser:
         "--experiments",
         choices=("on", "off"),
         help="also measure the proposed search changes, seed 0 (default on; quick off)",
+    )
+    parser.add_argument(
+        "--blind-spots",
+        choices=("on", "off"),
+        help="also run tests/blind_spots.py's mutants under explore's defaults, seeds 1.. "
+        "(default on; quick off)",
+    )
+    parser.add_argument(
+        "--depth-json",
+        type=Path,
+        help="rows of benchmarks/bench_depth.py --json to render (the k = 3 table)",
     )
     parser.add_argument(
         "--baseline-seconds", type=float, help="seconds per throughput row (default 10; quick 1.5)"
@@ -128,12 +145,32 @@ def _cells(names: Sequence[str], methods: Sequence[str], seeds: int, cap: float)
     return cells
 
 
+def _blind_cells(seeds: int) -> list[Cell]:
+    """Each blind spot under explore's defaults for seeds 1..``seeds``; the retry-forever
+    one also with ``--no-seeds``."""
+    cells: list[Cell] = []
+    runs = [(name, "auto") for name in BLIND_SPOTS] + [("RetryTimeoutsForever", "auto-no-seeds")]
+    for name, method in runs:
+        for seed in range(1, seeds + 1):
+            cell = run_blind_spot(name, method, seed, hard_limit=AUTO_LIMIT_S)
+            cells.append(cell)
+            what = f"{cell.invariant} {cell.deviations}/{cell.steps}" if cell.invariant else ""
+            print(
+                f"{name:<36} {method:<22} seed {seed}  {cell.status:<8}"
+                f"{cell.seconds:7.2f} s  {what}",
+                flush=True,
+            )
+    return cells
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     seeds = args.seeds or (1 if args.quick else 5)
     cap = args.cap or (1.0 if args.quick else 60.0)
     experiments = (args.experiments or ("off" if args.quick else "on")) == "on"
+    blind_spots = (args.blind_spots or ("off" if args.quick else "on")) == "on"
+    depth = json.loads(args.depth_json.read_text(encoding="utf-8")) if args.depth_json else []
     baseline_s = args.baseline_seconds or (1.5 if args.quick else 10.0)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(methods) - set(METHODS) - set(EXPERIMENTS))
@@ -147,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells = _cells(names, methods, seeds, cap)
     if experiments:
         cells += _cells(names, EXPERIMENTS, 1, cap)
+    blind = _blind_cells(seeds) if blind_spots else []
     print("# baselines", flush=True)
     baselines = {
         "throughput": mutants_baselines.throughput(baseline_s, 0),
@@ -169,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         minimums=minimums,
         cells=cells,
         baselines=baselines,
+        blind=blind,
+        depth=depth,
     )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

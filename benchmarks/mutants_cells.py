@@ -12,9 +12,11 @@ mutant.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ import attrs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))  # ``mutants`` is the examples package
+sys.path.insert(1, str(ROOT))  # ``tests.blind_spots``
 
 from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
@@ -41,6 +44,8 @@ from txcheck.models.policies import Guarded  # noqa: E402
 from txcheck.scenarios.catalog import SCENARIOS  # noqa: E402
 
 __all__ = [
+    "BLIND_CATCHES",
+    "BLIND_SPOTS",
     "ENGINE_METHODS",
     "EXPERIMENTS",
     "METHODS",
@@ -48,6 +53,7 @@ __all__ = [
     "Minimum",
     "cli_defaults",
     "minimum",
+    "run_blind_spot",
     "run_cell",
 ]
 
@@ -248,17 +254,20 @@ def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
     return cell
 
 
-def _work(index: int, method: str, seed: int, cap: float, conn: Any) -> None:
+def _work(index: int, method: str, seed: int, cap: float) -> Cell:
     mutant = MUTANTS[index]
+    if method == "scenarios":
+        return _scenarios(mutant, seed)
+    return _explore(mutant, method, seed, cap)
+
+
+def _reply(label: str, method: str, seed: int, work: Callable[[], Cell], conn: Any) -> None:
     try:
-        if method == "scenarios":
-            cell = _scenarios(mutant, seed)
-        else:
-            cell = _explore(mutant, method, seed, cap)
+        cell = work()
     except Exception as error:  # reported as a cell, never a traceback mid-table
         problem = f"{type(error).__name__}: {error}"
         cell = Cell(
-            mutant=mutant.name,
+            mutant=label,
             method=method,
             seed=seed,
             status="error",
@@ -269,12 +278,13 @@ def _work(index: int, method: str, seed: int, cap: float, conn: Any) -> None:
     conn.close()
 
 
-def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: float) -> Cell:
-    """``method`` against ``mutant`` in a forked worker, stopped after ``hard_limit`` s."""
+def _forked(
+    label: str, method: str, seed: int, work: Callable[[], Cell], hard_limit: float
+) -> Cell:
+    """``work()`` in a forked worker, stopped after ``hard_limit`` s."""
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    index = MUTANTS.index(mutant)
-    worker = context.Process(target=_work, args=(index, method, seed, cap, send), daemon=True)
+    worker = context.Process(target=_reply, args=(label, method, seed, work, send), daemon=True)
     started = time.perf_counter()
     worker.start()
     send.close()
@@ -284,7 +294,7 @@ def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: 
             cell = receive.recv()
         except EOFError:  # the worker died without a word (killed, out of memory)
             cell = Cell(
-                mutant=mutant.name,
+                mutant=label,
                 method=method,
                 seed=seed,
                 status="error",
@@ -297,5 +307,76 @@ def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: 
     receive.close()
     if cell is None:
         spent = time.perf_counter() - started
-        return Cell(mutant=mutant.name, method=method, seed=seed, status="hung", seconds=spent)
+        return Cell(mutant=label, method=method, seed=seed, status="hung", seconds=spent)
     return cell
+
+
+def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: float) -> Cell:
+    """``method`` against ``mutant`` in a forked worker, stopped after ``hard_limit`` s."""
+    index = MUTANTS.index(mutant)
+    return _forked(mutant.name, method, seed, lambda: _work(index, method, seed, cap), hard_limit)
+
+
+BLIND_SPOTS: tuple[str, ...] = (
+    "SkipValidationForOneCall",
+    "DedupeOnTypeAndOrder",
+    "FailedLookupNotCommitted",
+    "RetryTimeoutsForever",
+)
+"""The regression mutants of ``tests/blind_spots.py`` (issue 14's blind spots), by class."""
+
+BLIND_CATCHES: dict[str, frozenset[str]] = {
+    "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged"}),
+    "DedupeOnTypeAndOrder": frozenset({"consumer_effect_exactly_once"}),
+    "FailedLookupNotCommitted": frozenset({"no_double_charge", "acceptable_outcome"}),
+    "RetryTimeoutsForever": frozenset({"retry_budget"}),
+}
+"""The invariants each blind spot's docstring names."""
+
+
+def _blind(name: str, method: str, seed: int) -> Cell:
+    """``txcheck explore --policy tests.blind_spots:NAME --seed SEED`` with explore's
+    defaults (``auto``), or with ``--no-seeds`` (``method`` ``auto --no-seeds``)."""
+    blind = importlib.import_module("tests.blind_spots")
+    spec = f"tests.blind_spots:{name}"
+    defaults = cli_defaults()
+    target = Target(
+        policy_name=spec,
+        policy=getattr(blind, name)(),
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        invariants=DEFAULT_INVARIANTS,
+        bounds=Bounds(max_faults=defaults["max_faults"]),
+        budget=Budget(
+            max_examples=defaults["max_examples"],
+            time_budget=defaults["time_budget"],
+            seed=seed,
+            database=None,
+        ),
+    )
+    seeds = defaults["seeds"] and method == "auto"
+    started = time.perf_counter()
+    result: ExploreResult = explore(target, engine="auto", seeds=seeds)
+    seconds = time.perf_counter() - started
+    found = result.counterexample
+    if found is None:
+        return Cell(mutant=spec, method=method, seed=seed, status="missed", seconds=seconds)
+    execution = found.execution
+    return Cell(
+        mutant=spec,
+        method=method,
+        seed=seed,
+        status="guarded" if _guarded_fails(execution) else "killed",
+        seconds=seconds,
+        invariant=execution.failures[0].name if execution.failures else "policy_error",
+        engine=found.found_by,
+        deviations=execution.deviations,
+        steps=len(execution.steps),
+    )
+
+
+def run_blind_spot(name: str, method: str, seed: int, *, hard_limit: float) -> Cell:
+    """A blind-spot mutant under ``explore``'s defaults (``auto`` or ``auto --no-seeds``)
+    in a forked worker, stopped after ``hard_limit`` s."""
+    spec = f"tests.blind_spots:{name}"
+    return _forked(spec, method, seed, lambda: _blind(name, method, seed), hard_limit)

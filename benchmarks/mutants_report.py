@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mutants_cells import DETERMINISTIC, Cell, Minimum
+from mutants_cells import BLIND_CATCHES, DETERMINISTIC, Cell, Minimum
 
 __all__ = ["DoneWhen", "done_when", "render"]
 
@@ -135,6 +135,8 @@ def render(
     minimums: Mapping[str, Minimum],
     cells: Sequence[Cell],
     baselines: Mapping[str, Any],
+    blind: Sequence[Cell] = (),
+    depth: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     grouped = _group(cells)
     names = [m.name for m in mutants]
@@ -257,6 +259,8 @@ def render(
                 for n in names
             ],
         )
+    out += _blind_spots(blind)
+    out += _depth(depth)
     out += _baselines(baselines)
     return "\n".join(out) + "\n"
 
@@ -311,3 +315,87 @@ def _baselines(baselines: Mapping[str, Any]) -> list[str]:
             f"strict scorer costs {score['slowdown']:.1f}x bare schema validation.",
         ]
     return out
+
+
+def _blind_spots(cells: Sequence[Cell]) -> list[str]:
+    """Issue 14's regression mutants under ``explore``'s defaults, one row per method."""
+    if not cells:
+        return []
+    out = [
+        "## The search's former blind spots (`tests/blind_spots.py`)",
+        "",
+        "Each regression mutant under `txcheck explore --policy tests.blind_spots:NAME",
+        "--seed S` with every default (`auto`, scenario seeds first, no time budget), and",
+        "the retry-forever mutant also with `--no-seeds` (the scenario that used to be the",
+        "only thing to kill it left out). Seconds are wall time around the search, median /",
+        "max over the seeds that killed; † marks an invariant the mutant's docstring does",
+        "not name.",
+        "",
+    ]
+    rows = []
+    for (name, method), group in _group(cells).items():
+        seeds = ", ".join(str(c.seed) for c in group)
+        catches = sorted(BLIND_CATCHES.get(name.partition(":")[2], ()))
+        engines = "/".join(sorted({c.engine or "" for c in group if c.killed})) or "—"
+        worst = _worst(group)
+        length = "—" if worst is None else f"{worst.deviations} / {worst.steps}"
+        explore = "explore" if method == "auto" else "explore --no-seeds"
+        explore += f" --seed {seeds}"
+        verdict = _verdict(group, catches)
+        rows.append(
+            [f"`{name}`", f"{explore}, seeds {seeds}", verdict, engines, _seconds(group), length]
+        )
+    header = ["mutant", "command", "verdict", "found by", "kill s", "deviations / steps"]
+    slowest = max((c.seconds for c in cells if c.killed), default=0.0)
+    every = all(c.killed for c in cells)
+    bar = "yes" if every and slowest <= LIMIT_S else "no"
+    verdicts = [
+        f"- every blind spot killed on every seed: {'yes' if every else 'no'}",
+        f"- slowest kill: {slowest:.2f} s (bar: {LIMIT_S:g} s): {bar}",
+        "",
+    ]
+    return [*out, *verdicts, *_table(header, rows), ""]
+
+
+def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``benchmarks/bench_depth.py``'s rows: each policy and mutant on the single checkout
+    plan at k deviations, pruned and unpruned."""
+    if not rows:
+        return []
+    k = rows[0]["k"]
+    out = [
+        f"## The single checkout plan at {k} deviations, pruned and unpruned",
+        "",
+        "From `python benchmarks/bench_depth.py --k " + f"{k}" + " --json FILE` (passed to",
+        "this script with `--depth-json FILE`): the systematic engine alone on the",
+        "representative checkout plan (4 calls, one instance), every built-in policy and",
+        "mutant, each search in a fresh interpreter; CPU seconds around the search, peak",
+        "RSS of that interpreter. `states` are runs when unpruned. A policy whose bug needs",
+        "another plan (one call, an invalid plan, two orders) passes here. The issue's",
+        "baseline for `guarded`: 705,585 states, 76 s CPU, 222 MB (target: at most 25 s",
+        "and 100 MB).",
+        "",
+    ]
+
+    def side(found: Mapping[str, Any]) -> list[str]:
+        if "stopped_after_s" in found:
+            return [f"stopped at {found['stopped_after_s']:g} s", "—", "—", "—"]
+        if "error" in found:
+            return [f"error: {found['error']}", "—", "—", "—"]
+        if found.get("skipped"):
+            return ["not run", "—", "—", "—"]
+        verdict = found["verdict"]
+        if found["deviations"] is not None:
+            verdict = f"`{verdict}` at {found['deviations']} / {found['steps']}"
+        elif not found["complete"]:
+            verdict += " (bound not completed)"
+        states = f"{found['states']:,}"
+        return [verdict, states, f"{found['cpu_s']:.1f}", f"{found['peak_rss_mb']:.0f}"]
+
+    table = []
+    for row in rows:
+        agree = {True: "yes", False: "**no**", None: "—"}[row["agree"]]
+        table.append([f"`{row['name']}`", *side(row["pruned"]), *side(row["unpruned"]), agree])
+    header = ["policy", "pruned: verdict", "states", "CPU s", "MB"]
+    header += ["unpruned: verdict", "runs", "CPU s", "MB", "agree"]
+    return [*out, *_table(header, table), ""]
