@@ -11,7 +11,8 @@ was completed, CPU seconds around the search, and the interpreter's peak RSS. Pr
 unpruned must agree on the verdict and the deviations; the script says where they do not.
 
 An unpruned search of a policy that passes walks every run within the bound (the pruned
-one merges equal states): ``--limit`` stops it, and the row says where it stopped. A
+one merges equal states), so it runs only for ``--unpruned-pass`` (default ``guarded``);
+``--limit`` stops any search, and the row says where it stopped. A
 policy whose bug needs another plan (a one-call plan, an invalid plan, two orders)
 passes here: that is the checkout plan's verdict, not a miss of the engine.
 
@@ -119,16 +120,30 @@ def agree(pruned: dict[str, Any], unpruned: dict[str, Any]) -> bool | None:
 
 
 def run_all(
-    k: int, limit: float, only: Sequence[str] = (), unpruned: bool = True
+    k: int,
+    limit: float,
+    only: Sequence[str] = (),
+    unpruned: Sequence[str] | None = ("guarded",),
+    reuse: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """Every subject (or ``only`` those), pruned then unpruned, one line each on stderr."""
+    """Every subject (or ``only`` those), pruned then unpruned, one line each on stderr.
+
+    Unpruned runs where the pruned search found a counterexample, and for the subjects in
+    ``unpruned`` also where it passed (walking every run within the bound takes long:
+    ``guarded`` by default); None turns unpruned searches off. ``reuse`` holds earlier
+    rows whose pruned side is taken as measured."""
+    earlier = {row["name"]: row["pruned"] for row in reuse}
     rows = []
     for name, spec in subjects():
         if only and name not in only:
             continue
         row: dict[str, Any] = {"name": name, "spec": spec, "k": k}
-        row["pruned"] = _side(spec, k, True, limit)
-        row["unpruned"] = _side(spec, k, False, limit) if unpruned else {"skipped": True}
+        row["pruned"] = earlier.get(name) or _side(spec, k, True, limit)
+        found = row["pruned"].get("deviations") is not None
+        if unpruned is not None and (found or name in unpruned):
+            row["unpruned"] = _side(spec, k, False, limit)
+        else:
+            row["unpruned"] = {"skipped": True}
         row["agree"] = agree(row["pruned"], row["unpruned"])
         rows.append(row)
         print(json.dumps(row, sort_keys=True), file=sys.stderr, flush=True)
@@ -141,6 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=3600.0, help="seconds per search")
     parser.add_argument("--only", action="append", default=[], metavar="NAME")
     parser.add_argument("--no-unpruned", action="store_true", help="pruned searches only")
+    parser.add_argument(
+        "--unpruned-pass",
+        action="append",
+        metavar="NAME",
+        help="also search NAME unpruned when it passes pruned (default: guarded)",
+    )
+    parser.add_argument("--reuse", type=Path, help="take the pruned sides from these rows")
     parser.add_argument("--json", type=Path, help="write the rows here too")
     parser.add_argument("--measure", metavar="SPEC", help=argparse.SUPPRESS)
     parser.add_argument("--prune", choices=("on", "off"), default="on", help=argparse.SUPPRESS)
@@ -148,7 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.measure:
         print(json.dumps(measure(args.measure, args.k, args.prune == "on"), sort_keys=True))
         return 0
-    rows = run_all(args.k, args.limit, args.only, not args.no_unpruned)
+    passes = None if args.no_unpruned else (args.unpruned_pass or ["guarded"])
+    reuse = json.loads(args.reuse.read_text(encoding="utf-8")) if args.reuse else []
+    rows = run_all(args.k, args.limit, args.only, passes, reuse)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     disagree = [row["name"] for row in rows if row["agree"] is False]

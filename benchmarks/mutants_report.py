@@ -371,7 +371,9 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "representative checkout plan (4 calls, one instance), every built-in policy and",
         "mutant, each search in a fresh interpreter; CPU seconds around the search, peak",
         "RSS of that interpreter. `states` are runs when unpruned. A policy whose bug needs",
-        "another plan (one call, an invalid plan, two orders) passes here. The issue's",
+        "another plan (one call, an invalid plan, two orders) passes here. Unpruned runs",
+        "where pruned found a counterexample, and for `guarded`: walking every run of a",
+        "passing policy is the expensive case, and `guarded` measures it. The issue's",
         "baseline for `guarded`: 705,585 states, 76 s CPU, 222 MB (target: at most 25 s",
         "and 100 MB).",
         "",
@@ -383,7 +385,7 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         if "error" in found:
             return [f"error: {found['error']}", "—", "—", "—"]
         if found.get("skipped"):
-            return ["not run", "—", "—", "—"]
+            return ["not run (passes pruned)", "—", "—", "—"]
         verdict = found["verdict"]
         if found["deviations"] is not None:
             verdict = f"`{verdict}` at {found['deviations']} / {found['steps']}"
