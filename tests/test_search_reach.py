@@ -22,7 +22,7 @@ from tests.blind_spots import (
 from txcheck.cli import main
 from txcheck.exploration.representative import representative_plans, search_plans
 from txcheck.exploration.session import Session, execute
-from txcheck.exploration.systematic import SystematicEngine
+from txcheck.exploration.systematic import SystematicEngine, plan_sets_of
 from txcheck.exploration.target import Bounds, Deadline, Target
 from txcheck.exploration.visited import FingerprintTable, collision_odds
 from txcheck.invariants import DEFAULT_INVARIANTS, always
@@ -354,3 +354,17 @@ def test_execute_counts_a_run_of_repeats_once() -> None:
         session.apply(session.run.choices()[0])
     session.apply(timeout)
     assert session.execution().deviations == 1
+
+
+def test_a_budget_that_covers_the_lowest_level_everywhere_proves_it_everywhere() -> None:
+    """The two-resource checkout needs about 7,900 states for its first level, the single
+    checkout 2,300: 12,000 cover both. A plan set that finishes its level early must not
+    spend what the other still needs on its next level (the bound proved was 0 here)."""
+    sets = {entry.label: entry.plans for entry in plan_sets_of(Target(policy=Guarded()))}
+    plans = (sets["checkout on two resources"], sets["checkout"])
+    target = Target(policy=Guarded(), plans=plans, bounds=Bounds(max_faults=2, max_states=12_000))
+    report = SystematicEngine().explore(target, Deadline(300))
+    assert report.counterexample is None and not report.complete
+    assert [p.reached for p in report.plans] == [1, 1]
+    assert report.exhaustive_bound == 1
+    assert 12_000 <= report.states <= 12_100  # what is left past the level still goes deeper

@@ -177,6 +177,11 @@ class _PlanSearch:
         self.visited = FingerprintTable() if visited is None else visited
         self._resume_level: int | None = None
         self._resume: tuple[_Found | None, int] = (None, 0)
+        self._level_base = 0
+        """``states`` when the level in progress began."""
+        self._per_branch: float | None = None
+        """New states a branch found, on average, at the last level searched past the
+        first (the first has one branch: the whole default run), None before."""
 
     def pending(self) -> int:
         """Branches of the level in progress not yet explored (a measure of what finishing
@@ -184,6 +189,16 @@ class _PlanSearch:
         if self._resume_level is None:
             return 0
         return len(self.frontier.get(self._resume_level, ())) - self._resume[1]
+
+    def cost_left(self, deviations: int) -> float:
+        """An estimate of the states finishing level ``deviations`` still takes: its
+        unexplored branches times the new states a branch found at the last level
+        searched (only for sharing out the budget: no bound depends on it)."""
+        if self._per_branch is None:
+            return 0.0  # nothing measured yet: taken as finishable until measured
+        queued = len(self.frontier.get(deviations, ()))
+        done = self._resume[1] if self._resume_level == deviations else 0
+        return (queued - done) * self._per_branch
 
     def level(
         self, deviations: int, bound: int | None, deadline: Deadline, cap: int
@@ -194,11 +209,15 @@ class _PlanSearch:
         ``bound`` steps), if any."""
         nodes = self.frontier.setdefault(deviations, [])  # free repeats join it as it runs
         best, index = self._resume if self._resume_level == deviations else (None, 0)
+        if self._resume_level != deviations:
+            self._level_base = self.states
         while index < len(nodes):
             if deadline.expired():
                 raise _Stop("interrupted" if deadline.interrupted else "time budget exhausted")
             if self.states >= cap:
                 self._resume_level, self._resume = deviations, (best, index)
+                if deviations and index:
+                    self._per_branch = (self.states - self._level_base) / index
                 raise _Spent(f"the state budget ran out at {deviations} deviations")
             node = nodes[index]
             index += 1
@@ -209,6 +228,8 @@ class _PlanSearch:
             if found is not None and (best is None or found.length < best.length):
                 best = found
         self._resume_level, self._resume = None, (None, 0)
+        if deviations and nodes:
+            self._per_branch = (self.states - self._level_base) / len(nodes)
         del self.frontier[deviations]
         return best
 
@@ -420,17 +441,32 @@ class SystematicEngine:
         found_at: int | None = None
         try:
             while active:
-                ready = [s for s in active if id(s) not in waiting]
+                left = max_states - stats.states
+                # when what is left looks enough to finish the lowest level on every plan
+                # set at it, only those run, and deeper ones that look able to finish their
+                # own level with the rest (the bounds proved rise); otherwise every plan set
+                # runs, deeper levels too (bugs beyond the bound proved for all)
+                lowest = min(level_of[id(s)] for s in active)
+                needed = sum(s.cost_left(lowest) for s in active if level_of[id(s)] == lowest)
+                focus = needed <= left
+                running = [
+                    s
+                    for s in active
+                    if not focus
+                    or level_of[id(s)] == lowest
+                    or s.cost_left(level_of[id(s)]) <= left - needed  # finishes its own too
+                ]
+                ready = [s for s in running if id(s) not in waiting]
                 if not ready:
                     # every one used its share: what is left goes to the one closest to
                     # finishing a level (the lowest level, the fewest branches left), so that
                     # one bound is proved rather than several half-searched
-                    if max_states - stats.states < 1:
+                    if left < 1:
                         for search in active:
                             level = level_of[id(search)]
                             search.stopped = f"the state budget ran out at {level} deviations"
                         break
-                    chosen = min(active, key=lambda s: (level_of[id(s)], s.pending()))
+                    chosen = min(running, key=lambda s: (level_of[id(s)], s.pending()))
                     waiting.discard(id(chosen))
                     favoured = id(chosen)
                     continue
@@ -442,14 +478,22 @@ class SystematicEngine:
                 if found_at is not None and deviations > found_at:
                     active.remove(search)
                     continue
-                left = max_states - stats.states
-                share = left if id(search) == favoured else max(1, left // len(active))
+                share = left if id(search) == favoured else max(1, left // len(running))
                 bound = found.length if found is not None and found_at == deviations else None
                 try:
                     result = search.level(deviations, bound, deadline, search.states + share)
                 except _Spent:
                     waiting.add(id(search))
                     continue
+                if id(search) == favoured and not focus:
+                    # it finished the level it was given all that was left for; if the
+                    # lowest level now looks finishable everywhere, the others get their
+                    # shares again, else it goes on deeper with what is left
+                    after = [s for s in active if s is not search]
+                    low = [s for s in after if level_of[id(s)] == lowest]
+                    if low and sum(s.cost_left(lowest) for s in low) <= max_states - stats.states:
+                        favoured = 0
+                        waiting.clear()
                 if result is not None:
                     if found is None or found_at != deviations or result.length < found.length:
                         found = result
