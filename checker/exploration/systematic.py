@@ -485,13 +485,13 @@ class SystematicEngine:
                 except _Spent:
                     waiting.add(id(search))
                     continue
-                if id(search) == favoured and not focus:
-                    # it finished the level it was given all that was left for; if the
-                    # lowest level now looks finishable everywhere, the others get their
-                    # shares again, else it goes on deeper with what is left
-                    after = [s for s in active if s is not search]
-                    low = [s for s in after if level_of[id(s)] == lowest]
-                    if low and sum(s.cost_left(lowest) for s in low) <= max_states - stats.states:
+                if id(search) == favoured:
+                    # it finished the level it was given all that was left for: the others
+                    # get their shares again when the lowest level looks finishable
+                    # everywhere, else it goes on deeper with what is left
+                    low = [s for s in active if s is not search and level_of[id(s)] == lowest]
+                    rest = sum(s.cost_left(lowest) for s in low)
+                    if focus or (low and rest <= max_states - stats.states):
                         favoured = 0
                         waiting.clear()
                 if result is not None:
