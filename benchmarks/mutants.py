@@ -136,13 +136,18 @@ def _cells(names: Sequence[str], methods: Sequence[str], seeds: int, cap: float)
                     cell = run_cell(mutant, method, seed, cap=cap, hard_limit=limit)
                 first = first or cell
                 cells.append(cell)
-                what = f"{cell.invariant} {cell.deviations}/{cell.steps}" if cell.invariant else ""
-                print(
-                    f"{mutant.name:<36} {method:<22} seed {seed}  {cell.status:<8}"
-                    f"{cell.seconds:7.2f} s  {what}",
-                    flush=True,
-                )
+                _progress(mutant.name, cell)
     return cells
+
+
+def _progress(name: str, cell: Cell) -> None:
+    """One line per cell as the benchmark goes (a long run keeps what it measured)."""
+    what = f"{cell.invariant} {cell.deviations}/{cell.steps}" if cell.invariant else ""
+    print(
+        f"{name:<36} {cell.method:<22} seed {cell.seed}  {cell.status:<8}"
+        f"{cell.seconds:7.2f} s  {what}",
+        flush=True,
+    )
 
 
 def _blind_cells(seeds: int) -> list[Cell]:
@@ -154,12 +159,7 @@ def _blind_cells(seeds: int) -> list[Cell]:
         for seed in range(1, seeds + 1):
             cell = run_blind_spot(name, method, seed, hard_limit=AUTO_LIMIT_S)
             cells.append(cell)
-            what = f"{cell.invariant} {cell.deviations}/{cell.steps}" if cell.invariant else ""
-            print(
-                f"{name:<36} {method:<22} seed {seed}  {cell.status:<8}"
-                f"{cell.seconds:7.2f} s  {what}",
-                flush=True,
-            )
+            _progress(name, cell)
     return cells
 
 
