@@ -322,6 +322,7 @@ def _blind_spots(cells: Sequence[Cell]) -> list[str]:
     if not cells:
         return []
     out = [
+        "",
         "## The search's former blind spots (`tests/blind_spots.py`)",
         "",
         "Each regression mutant under `txcheck explore --policy tests.blind_spots:NAME",
@@ -352,7 +353,7 @@ def _blind_spots(cells: Sequence[Cell]) -> list[str]:
         f"- slowest kill: {slowest:.2f} s (bar: {LIMIT_S:g} s): {bar}",
         "",
     ]
-    return [*out, *verdicts, *_table(header, rows), ""]
+    return [*out, *verdicts, *_table(header, rows)]
 
 
 def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -362,6 +363,7 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     k = rows[0]["k"]
     out = [
+        "",
         f"## The single checkout plan at {k} deviations, pruned and unpruned",
         "",
         "From `python benchmarks/bench_depth.py --k " + f"{k}" + " --json FILE` (passed to",
@@ -398,4 +400,4 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         table.append([f"`{row['name']}`", *side(row["pruned"]), *side(row["unpruned"]), agree])
     header = ["policy", "pruned: verdict", "states", "CPU s", "MB"]
     header += ["unpruned: verdict", "runs", "CPU s", "MB", "agree"]
-    return [*out, *_table(header, table), ""]
+    return [*out, *_table(header, table)]
