@@ -6,7 +6,8 @@ For each policy and each mutant (``examples/mutants`` and the regression mutants
 ``SystematicEngine(prune=...)`` on the representative checkout plan (4 calls, one
 instance) up to ``--k`` deviations and reports: the verdict (the invariant of the first
 counterexample, or ``pass``), the counterexample's deviations (the fewest: both searches
-go one level at a time) and steps, the states (runs without pruning), whether the bound
+go one level at a time) and steps, the states (without pruning: every state checked,
+equal ones again), whether the bound
 was completed, CPU seconds around the search, and the interpreter's peak RSS. Pruned and
 unpruned must agree on the verdict and the deviations; the script says where they do not.
 

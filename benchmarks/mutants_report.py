@@ -370,7 +370,8 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "this script with `--depth-json FILE`): the systematic engine alone on the",
         "representative checkout plan (4 calls, one instance), every built-in policy and",
         "mutant, each search in a fresh interpreter; CPU seconds around the search, peak",
-        "RSS of that interpreter. `states` are runs when unpruned. A policy whose bug needs",
+        "RSS of that interpreter. Unpruned, `states` counts every state checked, equal ones",
+        "again (nothing is merged). A policy whose bug needs",
         "another plan (one call, an invalid plan, two orders) passes here. Unpruned runs",
         "where pruned found a counterexample, and for `guarded`: walking every run of a",
         "passing policy is the expensive case, and `guarded` measures it. The issue's",
@@ -399,5 +400,5 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         agree = {True: "yes", False: "**no**", None: "—"}[row["agree"]]
         table.append([f"`{row['name']}`", *side(row["pruned"]), *side(row["unpruned"]), agree])
     header = ["policy", "pruned: verdict", "states", "CPU s", "MB"]
-    header += ["unpruned: verdict", "runs", "CPU s", "MB", "agree"]
+    header += ["unpruned: verdict", "states", "CPU s", "MB", "agree"]
     return [*out, *_table(header, table)]
