@@ -439,6 +439,11 @@ class SystematicEngine:
         waiting: set[int] = set()  # used their share: resume once every other one has
         favoured = 0  # the one given all that is left
         found_at: int | None = None
+
+        def need(level: int) -> float:
+            """What finishing ``level`` on every plan set at it looks like it still takes."""
+            return sum(s.cost_left(level) for s in active if level_of[id(s)] == level)
+
         try:
             while active:
                 left = max_states - stats.states
@@ -447,7 +452,7 @@ class SystematicEngine:
                 # own level with the rest (the bounds proved rise); otherwise every plan set
                 # runs, deeper levels too (bugs beyond the bound proved for all)
                 lowest = min(level_of[id(s)] for s in active)
-                needed = sum(s.cost_left(lowest) for s in active if level_of[id(s)] == lowest)
+                needed = need(lowest)
                 focus = needed <= left
                 running = [
                     s
@@ -489,9 +494,9 @@ class SystematicEngine:
                     # it finished the level it was given all that was left for: the others
                     # get their shares again when the lowest level looks finishable
                     # everywhere, else it goes on deeper with what is left
-                    low = [s for s in active if s is not search and level_of[id(s)] == lowest]
-                    rest = sum(s.cost_left(lowest) for s in low)
-                    if focus or (low and rest <= max_states - stats.states):
+                    # (its own level is done: need() counts nothing for it)
+                    others = any(level_of[id(s)] == lowest for s in active if s is not search)
+                    if focus or (others and need(lowest) <= max_states - stats.states):
                         favoured = 0
                         waiting.clear()
                 if result is not None:
