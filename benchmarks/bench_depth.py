@@ -42,27 +42,20 @@ import attrs  # noqa: E402
 from mutants import MUTANTS  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
 
+from tests import blind_spots  # noqa: E402
+from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck import Bounds, Target  # noqa: E402
 from txcheck.exploration.representative import representative_plans  # noqa: E402
 from txcheck.exploration.systematic import SystematicEngine  # noqa: E402
 from txcheck.exploration.target import Deadline  # noqa: E402
 from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy  # noqa: E402
 
-BLIND_SPOTS = (
-    "SkipValidationForOneCall",
-    "DedupeOnTypeAndOrder",
-    "FailedLookupNotCommitted",
-    "RetryTimeoutsForever",
-)
-"""tests/blind_spots.py's regression mutants (issue 14)."""
-
 
 def subjects() -> list[tuple[str, str]]:
     """(name, spec) of every built-in policy, every example mutant and every blind spot."""
     found = [(name, name) for name in BUILTIN_POLICIES]
     found += [(m.name, policy_spec(m)) for m in MUTANTS]
-    blind = importlib.import_module("tests.blind_spots")
-    found += [(getattr(blind, c).name, f"tests.blind_spots:{c}") for c in BLIND_SPOTS]
+    found += [(getattr(blind_spots, c).name, f"tests.blind_spots:{c}") for c in CATCHES]
     return found
 
 

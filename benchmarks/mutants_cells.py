@@ -12,7 +12,6 @@ mutant.
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import sys
 import time
@@ -30,6 +29,8 @@ from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
 from mutants.shortest import shortest_run  # noqa: E402
 
+from tests import blind_spots  # noqa: E402
+from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck.cli import build_parser  # noqa: E402
 from txcheck.exploration.auto import ExploreResult, explore  # noqa: E402
 from txcheck.exploration.report import Counterexample  # noqa: E402
@@ -131,14 +132,23 @@ def cli_defaults() -> dict[str, Any]:
     }
 
 
-def _target(mutant: Mutant, plans: tuple[Any, ...] = ()) -> Target:
+def _target(spec: str, policy: Guarded, seed: int, time_budget: float | None) -> Target:
+    """``policy`` (named ``spec``) under ``txcheck explore``'s defaults, but ``seed`` and
+    ``time_budget``."""
+    defaults = cli_defaults()
     return Target(
-        policy_name=policy_spec(mutant),
-        policy=mutant.policy(),
+        policy_name=spec,
+        policy=policy,
         contract=CONTRACT,
         fixture=FIXTURE,
         invariants=DEFAULT_INVARIANTS,
-        plans=plans,
+        bounds=Bounds(max_faults=defaults["max_faults"]),
+        budget=Budget(
+            max_examples=defaults["max_examples"],
+            time_budget=time_budget,
+            seed=seed,
+            database=None,
+        ),
     )
 
 
@@ -163,10 +173,10 @@ def _guarded_fails(execution: Execution) -> bool:
     return bool(run.failures) or run.error is not None
 
 
-def _judged(mutant: Mutant, method: str, seed: int, seconds: float, execution: Execution) -> Cell:
+def _judged(label: str, method: str, seed: int, seconds: float, execution: Execution) -> Cell:
     first = execution.failures[0].name if execution.failures else "policy_error"
     return Cell(
-        mutant=mutant.name,
+        mutant=label,
         method=method,
         seed=seed,
         status="guarded" if _guarded_fails(execution) else "killed",
@@ -205,7 +215,7 @@ def _scenarios(mutant: Mutant, seed: int) -> Cell:
             status="missed",
             seconds=time.perf_counter() - started,
         )
-    cell = _judged(mutant, "scenarios", seed, first[1], first[0])
+    cell = _judged(mutant.name, "scenarios", seed, first[1], first[0])
     return attrs.evolve(cell, engine=killers[0], scenarios=tuple(killers))
 
 
@@ -222,17 +232,8 @@ def _seed_shrink(target: Target, found: Counterexample, cap: float) -> Execution
 def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
     defaults = cli_defaults()
     engine, _, _variant = method.partition("+")  # a proposed change would read the variant
-    plans: tuple[Any, ...] = ()
-    target = attrs.evolve(
-        _target(mutant, plans),
-        bounds=Bounds(max_faults=defaults["max_faults"]),
-        budget=Budget(
-            max_examples=defaults["max_examples"],
-            time_budget=defaults["time_budget"] if engine == "auto" else cap,
-            seed=seed,
-            database=None,
-        ),
-    )
+    time_budget = defaults["time_budget"] if engine == "auto" else cap
+    target = _target(policy_spec(mutant), mutant.policy(), seed, time_budget)
     seeds = defaults["seeds"] if engine == "auto" else False
     started = time.perf_counter()
     result: ExploreResult = explore(target, engine=engine, seeds=seeds)
@@ -241,7 +242,7 @@ def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
     if found is None:
         return Cell(mutant=mutant.name, method=method, seed=seed, status="missed", seconds=seconds)
     cell = attrs.evolve(
-        _judged(mutant, method, seed, seconds, found.execution), engine=found.found_by
+        _judged(mutant.name, method, seed, seconds, found.execution), engine=found.found_by
     )
     if engine == "auto" and found.found_by == "seeds" and found.deviations > mutant.min_deviations:
         started = time.perf_counter()
@@ -317,43 +318,19 @@ def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: 
     return _forked(mutant.name, method, seed, lambda: _work(index, method, seed, cap), hard_limit)
 
 
-BLIND_SPOTS: tuple[str, ...] = (
-    "SkipValidationForOneCall",
-    "DedupeOnTypeAndOrder",
-    "FailedLookupNotCommitted",
-    "RetryTimeoutsForever",
-)
+BLIND_SPOTS: tuple[str, ...] = tuple(CATCHES)
 """The regression mutants of ``tests/blind_spots.py`` (issue 14's blind spots), by class."""
 
-BLIND_CATCHES: dict[str, frozenset[str]] = {
-    "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged"}),
-    "DedupeOnTypeAndOrder": frozenset({"consumer_effect_exactly_once"}),
-    "FailedLookupNotCommitted": frozenset({"no_double_charge", "acceptable_outcome"}),
-    "RetryTimeoutsForever": frozenset({"retry_budget"}),
-}
+BLIND_CATCHES: dict[str, frozenset[str]] = CATCHES
 """The invariants each blind spot's docstring names."""
 
 
 def _blind(name: str, method: str, seed: int) -> Cell:
     """``txcheck explore --policy tests.blind_spots:NAME --seed SEED`` with explore's
-    defaults (``auto``), or with ``--no-seeds`` (``method`` ``auto --no-seeds``)."""
-    blind = importlib.import_module("tests.blind_spots")
+    defaults (``auto``), or with ``--no-seeds`` (``method`` ``auto-no-seeds``)."""
     spec = f"tests.blind_spots:{name}"
     defaults = cli_defaults()
-    target = Target(
-        policy_name=spec,
-        policy=getattr(blind, name)(),
-        contract=CONTRACT,
-        fixture=FIXTURE,
-        invariants=DEFAULT_INVARIANTS,
-        bounds=Bounds(max_faults=defaults["max_faults"]),
-        budget=Budget(
-            max_examples=defaults["max_examples"],
-            time_budget=defaults["time_budget"],
-            seed=seed,
-            database=None,
-        ),
-    )
+    target = _target(spec, getattr(blind_spots, name)(), seed, defaults["time_budget"])
     seeds = defaults["seeds"] and method == "auto"
     started = time.perf_counter()
     result: ExploreResult = explore(target, engine="auto", seeds=seeds)
@@ -361,18 +338,8 @@ def _blind(name: str, method: str, seed: int) -> Cell:
     found = result.counterexample
     if found is None:
         return Cell(mutant=spec, method=method, seed=seed, status="missed", seconds=seconds)
-    execution = found.execution
-    return Cell(
-        mutant=spec,
-        method=method,
-        seed=seed,
-        status="guarded" if _guarded_fails(execution) else "killed",
-        seconds=seconds,
-        invariant=execution.failures[0].name if execution.failures else "policy_error",
-        engine=found.found_by,
-        deviations=execution.deviations,
-        steps=len(execution.steps),
-    )
+    cell = _judged(spec, method, seed, seconds, found.execution)
+    return attrs.evolve(cell, engine=found.found_by)
 
 
 def run_blind_spot(name: str, method: str, seed: int, *, hard_limit: float) -> Cell:

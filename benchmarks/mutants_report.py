@@ -366,7 +366,7 @@ def _depth(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "",
         f"## The single checkout plan at {k} deviations, pruned and unpruned",
         "",
-        "From `python benchmarks/bench_depth.py --k " + f"{k}" + " --json FILE` (passed to",
+        f"From `python benchmarks/bench_depth.py --k {k} --json FILE` (passed to",
         "this script with `--depth-json FILE`): the systematic engine alone on the",
         "representative checkout plan (4 calls, one instance), every built-in policy and",
         "mutant, each search in a fresh interpreter; CPU seconds around the search, peak",

@@ -26,6 +26,7 @@ from txcheck import (
 )
 
 __all__ = [
+    "CATCHES",
     "DedupeOnTypeAndOrder",
     "FailedLookupNotCommitted",
     "RetryTimeoutsForever",
@@ -125,3 +126,13 @@ class RetryTimeoutsForever(Guarded):
             counted += 1
             yield from self.sleep(attempt)
         return ("failed", None, "retries exhausted")
+
+
+CATCHES: dict[str, frozenset[str]] = {
+    "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged"}),
+    "DedupeOnTypeAndOrder": frozenset({"consumer_effect_exactly_once"}),
+    "FailedLookupNotCommitted": frozenset({"no_double_charge", "acceptable_outcome"}),
+    "RetryTimeoutsForever": frozenset({"retry_budget"}),
+}
+"""Each regression mutant (by class name, in the order they are reported) and the
+invariants that may catch it (its docstring's "Caught by")."""
