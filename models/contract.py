@@ -79,6 +79,13 @@ class Tool:
     repeatable: bool = False
     """Identical repeated calls are intended (a device reboot), not a duplicated effect."""
     compensated_by: Compensation | None = None
+    debits: str | None = None
+    """The argument holding the amount the call takes out (a hold, a withdrawal): with
+    ``credits``, what the generic conservation invariant adds up."""
+    credits: str | None = None
+    """The argument holding the amount the call puts in (a credit, a deposit)."""
+    examples: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict, eq=False)
+    """Argument values the contract offers for generated plans (``x-txcheck`` examples)."""
     schema_path: str = ""
     """Where the tool's argument schema is in the contract file (a JSON path), for messages."""
     # Further x-txcheck switches (permission, confirmation, ...); off unless set.
@@ -87,6 +94,13 @@ class Tool:
     @property
     def has_side_effect(self) -> bool:
         return self.effect != "read"
+
+    @property
+    def compensable(self) -> bool:
+        """Whether a saga can undo this call: a write with a compensation. An irreversible
+        call, or a write without one, is a pivot: once it commits, the steps before it
+        on its resource must not be undone."""
+        return self.effect == "write" and self.compensated_by is not None
 
     @property
     def resource(self) -> str | None:

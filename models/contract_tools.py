@@ -11,7 +11,9 @@ Three forms are read: an OpenAI function tool, an Anthropic tool and an MCP tool
   named ``idempotency_key`` (or ``idempotencyKey``) is taken as its key. The loader warns.
 
 ``x-txcheck`` keys: ``effect``, ``resource`` (an argument, or a list of them),
-``idempotency_key``, ``compensated_by``, ``idempotent``, ``repeatable`` (docs/contract.md).
+``idempotency_key``, ``compensated_by``, ``idempotent``, ``repeatable``, ``debits`` /
+``credits`` (the argument holding the amount moved) and ``examples`` (argument values for
+generated plans) (docs/contract.md).
 """
 
 from __future__ import annotations
@@ -44,7 +46,17 @@ __all__ = [
 ]
 
 EXTENSION_KEYS = frozenset(
-    {"effect", "resource", "idempotency_key", "compensated_by", "idempotent", "repeatable"}
+    {
+        "effect",
+        "resource",
+        "idempotency_key",
+        "compensated_by",
+        "idempotent",
+        "repeatable",
+        "debits",
+        "credits",
+        "examples",
+    }
 )
 INFERRED_KEYS = ("idempotency_key", "idempotencyKey")
 """Argument names taken as the idempotency key of a tool nothing describes."""
@@ -248,6 +260,21 @@ def _extension(
             (*path, "compensated_by"),
             f"tool {tool.name!r} has effect 'read': there is nothing to compensate",
         )
+    amounts: dict[str, str | None] = {}
+    for side in ("debits", "credits"):
+        if side in ext:
+            if effect == "read":
+                raise fail(
+                    (*path, side), f"tool {tool.name!r} has effect 'read': it moves no amount"
+                )
+            amounts[side] = argument_name(tool, ext[side], (*path, side), repr(side))
+    if amounts.get("debits") is not None and amounts.get("credits") is not None:
+        raise fail(
+            (*path, "credits"),
+            f"tool {tool.name!r} both debits and credits: give one of them (a transfer is "
+            "two steps, a debit and a credit)",
+        )
+    examples = _examples(tool, ext["examples"], (*path, "examples")) if "examples" in ext else {}
     return PendingTool(
         tool=attrs.evolve(
             tool,
@@ -257,10 +284,30 @@ def _extension(
             idempotency_key=key,
             idempotent=flags.get("idempotent", idempotent),
             repeatable=flags.get("repeatable", False),
+            debits=amounts.get("debits"),
+            credits=amounts.get("credits"),
+            examples=examples,
         ),
         path=tool_path,
         compensation=ext.get("compensated_by"),
     )
+
+
+def _examples(tool: Tool, value: Any, path: Path) -> dict[str, tuple[Any, ...]]:
+    """``examples``: argument name -> a non-empty list of values to use in generated
+    plans (each must fit the argument's schema: checked when plans are made)."""
+    table = need_object(value, path, "'examples'")
+    found: dict[str, tuple[Any, ...]] = {}
+    for name, values in table.items():
+        argument_name(tool, name, (*path, name), "'examples'")
+        if not isinstance(values, list) or not values:
+            raise fail(
+                (*path, name),
+                f"'examples' must map {name!r} to a non-empty list of values "
+                f"(got {describe(values)})",
+            )
+        found[name] = tuple(values)
+    return found
 
 
 def _resources(tool: Tool, value: Any, path: Path) -> tuple[str, ...]:

@@ -25,14 +25,16 @@ two refunds included); and each representative plan submitted twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from txcheck.models.contract import Contract, Tool, Workflow
 from txcheck.models.fixture import WorldFixture
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.schema_example import NO_VALUE, SchemaValues
 from txcheck.models.validation import validate
 
 __all__ = [
@@ -48,10 +50,13 @@ __all__ = [
 
 @attrs.frozen
 class PlanSet:
-    """The plans of one run (one orchestrator instance each), and what to call them."""
+    """The plans of one run (one orchestrator instance each), and what to call them.
+    ``meant_valid``: made to be valid (a workflow, its double click) or to be refused (a
+    near-valid variant, an incomplete single call); None for plans a user gave."""
 
     label: str
     plans: tuple[Plan, ...]
+    meant_valid: bool | None = None
 
 
 NEAR_VALID: tuple[str, ...] = ("wrong_type", "missing_key", "swap_steps", "drop_step")
@@ -145,10 +150,12 @@ def _workflow_plan(
     if any(t is None for t in tools):
         return None
     shared = _shared_values(fixture, number, taken)
+    values = _values_of(contract, fixture)
     calls: list[tuple[str, dict[str, Any]]] = []
     for position, tool in enumerate(tools, start=1):
         assert tool is not None
-        calls.append((tool.name, _arguments(tool, shared, f"{workflow.name}-{number}-{position}")))
+        key = f"{workflow.name}-{number}-{position}"
+        calls.append((tool.name, values.arguments(tool, shared, key, number, taken)))
     return Plan.of(*calls)
 
 
@@ -171,47 +178,123 @@ def _shared_values(fixture: WorldFixture, number: int, taken: set[str]) -> dict[
     return values
 
 
-def _arguments(tool: Tool, shared: dict[str, Any], key: str) -> dict[str, Any]:
-    """Schema-valid arguments: shared values where the names match, the tool's resource
-    on the workflow's resource, a distinct idempotency key, and the required rest."""
-    schema = tool.parameters
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    wanted = [str(n) for n in schema.get("required", ())]
-    if tool.idempotency_key and tool.idempotency_key not in wanted:
-        wanted.append(tool.idempotency_key)
-    arguments: dict[str, Any] = {}
-    for name in wanted:
-        spec = properties.get(name, {})
-        if name == tool.resource:
-            value = shared.setdefault(name, _example(spec, f"res-{key}"))
-        elif name == tool.idempotency_key:
-            value = _key_value(spec, f"key-{key}")
-        elif name in shared and _fits(spec, shared[name]):
-            value = shared[name]
-        else:
-            value = shared.setdefault(name, _example(spec, name))
-        arguments[name] = value
-    return arguments
+_VALUES: IdentityMemo[_PlanValues] = IdentityMemo(limit=64)
+
+
+def _values_of(contract: Contract, fixture: WorldFixture) -> _PlanValues:
+    return _VALUES((contract, fixture), lambda: _PlanValues(contract, fixture))
+
+
+class _PlanValues:
+    """Where representative arguments come from, for one contract and fixture: the
+    values each tool's schema accepts (``SchemaValues``), the fixture's own ids and
+    names (an account that exists), and the examples the contract gives."""
+
+    def __init__(self, contract: Contract, fixture: WorldFixture) -> None:
+        self.contract = contract
+        self.fixture_words = tuple(_fixture_words(fixture.document))
+        self._schemas: dict[str, SchemaValues] = {}
+
+    def schemas(self, tool: Tool) -> SchemaValues:
+        found = self._schemas.get(tool.name)
+        if found is None:
+            found = self._schemas[tool.name] = SchemaValues(tool.parameters)
+        return found
+
+    def arguments(
+        self, tool: Tool, shared: dict[str, Any], key: str, number: int, taken: set[str]
+    ) -> dict[str, Any]:
+        """Arguments the tool's whole schema accepts (patterns and formats included):
+        shared values where the names match and the schema agrees, the workflow's
+        resource (a new one, unlike any the fixture or another plan holds), a distinct
+        idempotency key, and the required rest: from the contract's examples, the
+        fixture's values, else made to fit."""
+        schema = tool.parameters
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        wanted = [str(n) for n in schema.get("required", ())]
+        if tool.idempotency_key and tool.idempotency_key not in wanted:
+            wanted.append(tool.idempotency_key)
+        values = self.schemas(tool)
+        arguments: dict[str, Any] = {}
+        for name in wanted:
+            spec = properties.get(name, {})
+            if name in shared and values.accepts(spec, shared[name]):
+                value = shared[name]
+            elif name == tool.idempotency_key:
+                hints = (_key_value(spec, f"key-{key}"), _key_value(spec, _dashed(f"key-{key}")))
+                value = self.fresh(values, spec, hints, number, taken)
+            elif name == tool.resource:
+                value = self.fresh(values, spec, (_hint(spec, f"res-{key}"),), number, taken)
+                shared[name] = value
+            else:
+                value = self.existing(tool, values, name, spec, shared)
+                shared[name] = value
+            arguments[name] = value
+        return arguments
+
+    def fresh(
+        self, values: SchemaValues, spec: Any, hints: tuple[Any, ...], number: int, taken: set[str]
+    ) -> Any:
+        """A value no plan and no fixture entry holds yet (a new resource, a new key)."""
+        avoid = taken | set(self.fixture_words)
+        value = values.first(spec, preferred=hints, index=number, avoid=avoid)
+        if value is NO_VALUE:
+            return hints[0]  # the schema admits nothing made here: the run will say so
+        if isinstance(value, str):
+            taken.add(value)
+        return value
+
+    def existing(
+        self, tool: Tool, values: SchemaValues, name: str, spec: Any, shared: dict[str, Any]
+    ) -> Any:
+        """A value for an argument that names something: the contract's examples first,
+        then a fixture value the schema accepts (one not already used by another argument
+        of this plan, where there is one), else the simplest value that fits."""
+        examples = tool.examples.get(name, ())
+        used = {v for v in shared.values() if isinstance(v, str)}
+        words = [w for w in self.fixture_words if w not in used] + [
+            w for w in self.fixture_words if w in used
+        ]
+        simple = _example(spec, name)
+        value = values.first(spec, preferred=(*examples, simple, *words), hint=_hint(spec, name))
+        return simple if value is NO_VALUE else value
+
+
+def _fixture_words(document: Mapping[str, Any]) -> Iterator[str]:
+    """Every string the fixture holds, keys and values, in document order, once each:
+    the ids of what exists (accounts, customers, SKUs)."""
+    seen: set[str] = set()
+    stack: list[Any] = [document]
+    order: list[str] = []
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            for name, value in node.items():
+                if name != "format":
+                    order.append(str(name))
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str):
+            order.append(node)
+    for word in order:
+        if word not in seen:
+            seen.add(word)
+            yield word
+
+
+def _dashed(text: str) -> str:
+    return text.replace("_", "-").lower()
+
+
+def _hint(spec: Mapping[str, Any], text: str) -> Any:
+    """The readable value tried first: ``text`` as ``_example`` spells it."""
+    return _example(spec, text)
 
 
 def _key_value(spec: Mapping[str, Any], text: str) -> str:
     low = int(spec.get("minLength", 0))
     return text + "0" * max(0, low - len(text))
-
-
-def _fits(spec: Mapping[str, Any], value: Any) -> bool:
-    if "enum" in spec:
-        return value in spec["enum"]
-    kind = spec.get("type")
-    checks: dict[str, type | tuple[type, ...]] = {
-        "string": str,
-        "integer": int,
-        "number": (int, float),
-        "array": list,
-        "object": dict,
-        "boolean": bool,
-    }
-    return kind not in checks or isinstance(value, checks[kind])
 
 
 def _example(spec: Mapping[str, Any], hint: str) -> Any:
@@ -250,7 +333,10 @@ def one_call_plans(contract: Contract, fixture: WorldFixture) -> list[tuple[Plan
         if not tool.has_side_effect:
             continue
         shared = _shared_values(fixture, 100 + index, taken)
-        plans.append((Plan.of((name, _arguments(tool, shared, f"{name}-alone"))),))
+        arguments = _values_of(contract, fixture).arguments(
+            tool, shared, f"{name}-alone", 100 + index, taken
+        )
+        plans.append((Plan.of((name, arguments)),))
     return plans
 
 
@@ -268,33 +354,48 @@ def _two_resource(contract: Contract, fixture: WorldFixture) -> list[tuple[str, 
         tools = [contract.tool(step) for step in workflow.steps]
         if len(tools) < 2 or any(t is None for t in tools):
             continue
-        first = _shared_values(fixture, 200 + 2 * index, taken)
-        second = _shared_values(fixture, 201 + 2 * index, taken)
+        values = _values_of(contract, fixture)
+        sides = [(n, _shared_values(fixture, n, taken)) for n in (200 + 2 * index, 201 + 2 * index)]
         calls: list[tuple[str, dict[str, Any]]] = []
         for position, tool in enumerate(tools, start=1):
             assert tool is not None
-            for side, shared in (("a", first), ("b", second)):
+            for (number, shared), side in zip(sides, "ab", strict=True):
                 key = f"{workflow.name}-two-{side}-{position}"
-                calls.append((tool.name, _arguments(tool, shared, key)))
+                calls.append((tool.name, values.arguments(tool, shared, key, number, taken)))
         plans.append((workflow.name, (Plan.of(*calls),)))
     return plans
+
+
+def _alone(plan: Plan, in_flows: set[str]) -> bool | None:
+    """A lone step of a workflow is an incomplete workflow, made to be refused; a tool of
+    its own (a refund, a cancel) names something the fixture may not hold, so whether it
+    should commit is judged by validation, the world's rules included."""
+    return False if plan.calls[0].name in in_flows else None
 
 
 def search_plans(contract: Contract, fixture: WorldFixture) -> list[PlanSet]:
     """What the systematic and random engines search when given no plans (see the module
     docstring), labelled, in that order, each plan set once."""
     singles = _named_singles(contract, fixture)
-    found = [PlanSet(name, (plan,)) for name, plan in singles]
-    found += [PlanSet(f"{p[0].calls[0].name} alone", p) for p in one_call_plans(contract, fixture)]
+    found = [PlanSet(name, (plan,), meant_valid=True) for name, plan in singles]
+    in_flows = {step for flow in contract.workflows for step in flow.steps}
+    found += [  # a step of a workflow alone is refused; another tool is judged when run
+        PlanSet(f"{p[0].calls[0].name} alone", p, meant_valid=_alone(p[0], in_flows))
+        for p in one_call_plans(contract, fixture)
+    ]
     for name, plan in singles:
         calls = [(c.name, dict(c.arguments or {})) for c in plan.calls]
         for mistake in NEAR_VALID:
             changed = _one_mistake(contract, mistake, calls)
             if changed is not None and not validate(contract, Plan.of(*changed)).valid:
-                found.append(PlanSet(f"{name} with one mistake ({mistake})", (Plan.of(*changed),)))
+                label = f"{name} with one mistake ({mistake})"
+                found.append(PlanSet(label, (Plan.of(*changed),), meant_valid=False))
     for name, plans in _two_resource(contract, fixture):
-        found.append(PlanSet(f"{name} on two resources", plans))
-    found += [PlanSet(f"{name}, submitted twice", (plan, plan)) for name, plan in singles]
+        found.append(PlanSet(f"{name} on two resources", plans, meant_valid=True))
+    found += [
+        PlanSet(f"{name}, submitted twice", (plan, plan), meant_valid=True)
+        for name, plan in singles
+    ]
     unique: dict[str, PlanSet] = {}
     for entry in found:
         unique.setdefault(str([plan_to_json(p) for p in entry.plans]), entry)
