@@ -20,7 +20,7 @@ import jsonschema
 from txcheck.models.canonical import canonical_json, normalize, stable_hash
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import READ_OUTCOMES, TOOL_OUTCOMES, Outcome, Part
-from txcheck.models.contract import Contract, Tool
+from txcheck.models.contract import Contract, ReceiptRef, Tool
 from txcheck.models.digest import chain, digest, plain_json, serial
 from txcheck.models.errors import ServiceError
 from txcheck.models.fixture import WorldFixture
@@ -387,6 +387,7 @@ class World:
             self._store_rejection(pending, result)
             return result
         receipt = dict(outcome.receipt)
+        _check_receipt(service, pending.tool, receipt)
         if not pending.tool.has_side_effect:
             return ToolResult(status="ok", receipt=receipt)
         events = tuple(self._new_event(e) for e in outcome.events)
@@ -664,3 +665,20 @@ class World:
             "journals": copy.deepcopy(self.journals),
             "claims": dict(sorted(self.claims.items())),
         }
+
+
+def _check_receipt(service: str, tool: Tool, receipt: Mapping[str, Any]) -> None:
+    """A receipt must carry every field the tool's compensation takes from it
+    (``{"$receipt": FIELD}``): without it the undo can never be built, and a saga that can
+    never run would pass as a MANUAL hand-off (``ServiceError``: the service's mistake)."""
+    spec = tool.compensated_by
+    if spec is None or spec.arguments is None:
+        return
+    for ref in spec.arguments.values():
+        if isinstance(ref, ReceiptRef) and ref.field not in receipt:
+            fields = ", ".join(sorted(map(str, receipt))) or "none"
+            raise ServiceError(
+                f"service {service!r} committed {tool.name} with a receipt that has no "
+                f"{ref.field!r} field, which its compensation {spec.tool} takes "
+                f"($receipt); the receipt's fields: {fields}"
+            )

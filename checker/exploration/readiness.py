@@ -3,7 +3,8 @@
 A search over tools nothing models would execute nothing and pass: every call rejected as
 an unknown tool. So a run refuses to start (``InputError``, exit 2) when a tool it could
 call has no behaviour (no registered service, no annotation saying what it does), when a
-compensation it could need cannot be built (a required argument nothing fills), or, when
+compensation it could need cannot be built (a required argument nothing fills, a receipt
+field generic behaviour cannot make to fit the undo's schema), or, when
 plans are to be generated, when the contract has nothing to make a plan from (no workflow,
 no tool that writes) or a tool's schema admits no argument values txcheck can generate
 (``check_generatable``: a contradiction, a ``$ref`` to nothing, a size past the generation
@@ -22,6 +23,7 @@ from txcheck.models import behaviour
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.contract_checks import CONTRACT_DOC
 from txcheck.models.errors import InputError
+from txcheck.models.generic import receipt_problem
 from txcheck.models.json_path import format_path
 from txcheck.models.proposal import Plan
 from txcheck.models.schema_limits import generation_problem
@@ -84,6 +86,9 @@ def readiness_problem(target: Target, plan_sets: Sequence[Sequence[Plan]]) -> st
     else:
         names = list(contract.tools)
     problem = behaviour_problem(target, names)
+    if problem is not None:
+        return problem
+    problem = receipt_problem(contract, served_tools(target))
     if problem is not None:
         return problem
     for tool, reason in _unbuildable_compensations(contract, plan_sets):
