@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from txcheck.exploration.session import Execution, Failure, Session, execute
     from txcheck.exploration.target import Bounds, Budget, Target
     from txcheck.exploration.verdict import ExploreVerdict, verdict_of
-    from txcheck.invariants import DEFAULT_INVARIANTS, Invariant, Kind, always, eventually
+    from txcheck.invariants import (
+        DEFAULT_INVARIANTS,
+        Invariant,
+        Kind,
+        Severity,
+        always,
+        eventually,
+    )
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.choices import Action, Choice, FaultKind, Outcome, Part
     from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
@@ -111,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "eventually": "txcheck.invariants",
     "Invariant": "txcheck.invariants",
     "Kind": "txcheck.invariants",
+    "Severity": "txcheck.invariants",
     "DEFAULT_INVARIANTS": "txcheck.invariants",
     "RunView": "txcheck.models.runner",
     "Step": "txcheck.models.runner",
@@ -235,6 +243,7 @@ __all__ = [
     "ScoreReport",
     "SeenCheck",
     "ServiceSet",
+    "Severity",
     "Session",
     "Sleep",
     "Step",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from txcheck.invariants.base import Check, Invariant, Kind, always, eventually
+from txcheck.invariants.base import Applies, Check, Invariant, Kind, Severity, always, eventually
 from txcheck.invariants.checkout import (
     no_double_charge,
     no_leftover_reservation,
@@ -23,12 +23,15 @@ from txcheck.invariants.orchestration import (
     state_and_event_together,
     writes_within_plan,
 )
+from txcheck.invariants.sagas import amounts_conserved, no_compensation_past_pivot
 
 __all__ = [
     "DEFAULT_INVARIANTS",
+    "Applies",
     "Check",
     "Invariant",
     "Kind",
+    "Severity",
     "always",
     "by_name",
     "eventually",
@@ -46,12 +49,14 @@ DEFAULT_INVARIANTS: tuple[Invariant, ...] = (
     retry_budget,
     compensation_reverse_order,
     no_double_effect,
+    no_compensation_past_pivot,
     consumer_effect_exactly_once,
     no_leftover_reservation,
     journal_terminal,
     no_manual_without_fault,
     acceptable_outcome,
     no_orphaned_effect,
+    amounts_conserved,
     fault_free_completion,
 )
 """Every built-in invariant: safety (``always``) first, then liveness (``eventually``)."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from txcheck.invariants.base import always, eventually
+from txcheck.models.behaviour import served_tools
+from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import Part
+from txcheck.models.contract import Contract
 from txcheck.models.runner import RunView
+from txcheck.models.services import ServiceSet
 
 __all__ = [
     "no_double_charge",
@@ -21,7 +25,16 @@ def _checkout(view: RunView) -> dict[str, Any] | None:
     return view.world.state.get("checkout")
 
 
-@always(reads=(Part.SERVICES,))
+def checkout_served(contract: Contract, services: Sequence[ServiceSet]) -> str | None:
+    """Why the checkout properties have nothing to read: no tool of the contract is served
+    by the checkout service (there are no orders, charges or stock to look at)."""
+    mine = [s for s in services if s.name == CHECKOUT.name]
+    if served_tools(contract, mine):
+        return None
+    return "no tool of the contract is served by the checkout service (no orders, stock or charges)"
+
+
+@always(reads=(Part.SERVICES,), applies=checkout_served)
 def no_double_charge(view: RunView) -> Iterator[str]:
     """An order is charged at most once: a retry under a fresh key, or a replay the
     idempotency store missed, charges the customer twice."""
@@ -38,7 +51,7 @@ def no_double_charge(view: RunView) -> Iterator[str]:
             yield f"order {order_id} charged {len(charges)} times: {', '.join(charges)}"
 
 
-@always(reads=(Part.SERVICES,))
+@always(reads=(Part.SERVICES,), applies=checkout_served)
 def no_orphan_reservation(view: RunView) -> Iterator[str]:
     """Stock is reserved only for a live order: a reservation left on a cancelled or
     missing order (a cancel that keeps the stock) strands stock nobody can buy."""
@@ -52,7 +65,7 @@ def no_orphan_reservation(view: RunView) -> Iterator[str]:
             yield f"reservation {held} held for order {order_id}, which is {status}"
 
 
-@eventually
+@eventually(applies=checkout_served)
 def no_leftover_reservation(view: RunView) -> Iterator[str]:
     """At quiescence no stock stays reserved: a failed checkout without compensation
     leaves a reservation behind, unless the case was handed to MANUAL."""
@@ -64,7 +77,7 @@ def no_leftover_reservation(view: RunView) -> Iterator[str]:
         yield f"reservation {held} left behind for order {order_id} ({status})"
 
 
-@always(reads=(Part.SERVICES,))
+@always(reads=(Part.SERVICES,), applies=checkout_served)
 def stock_and_money_conserved(view: RunView) -> Iterator[str]:
     """Units are never created or lost (available + reserved + sold is constant per SKU)
     and no charge is refunded beyond its amount."""

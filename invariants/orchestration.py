@@ -69,7 +69,7 @@ def state_and_event_together(view: RunView) -> Iterator[str]:
             yield f"event {event_id} ({_op_of_event(world, event_id)}) is committed but lost"
 
 
-@always(reads=(Part.OPERATIONS,))
+@always(reads=(Part.OPERATIONS,), severity="hygiene")
 def rejected_plan_unchanged(view: RunView) -> Iterator[str]:
     """A plan that fails validation changes nothing: executing an invalid plan call by
     call leaves the side effects of its valid prefix."""
@@ -100,7 +100,7 @@ def writes_within_plan(view: RunView) -> Iterator[str]:
         yield (f"{op['owner']} wrote {op['tool']} {where}, outside its plan's resources {named}")
 
 
-@always(reads=(Part.HISTORY,))
+@always(reads=(Part.HISTORY,), severity="hygiene")
 def retries_reuse_key(view: RunView) -> Iterator[str]:
     """Every attempt of one call carries the same idempotency key: a fresh key on retry
     turns an unknown outcome into a duplicate side effect."""
@@ -112,7 +112,7 @@ def retries_reuse_key(view: RunView) -> Iterator[str]:
             yield f"{instance} retried {call_id} under {len(set(keys))} keys: {keys}"
 
 
-@always(reads=(Part.HISTORY,))
+@always(reads=(Part.HISTORY,), severity="hygiene")
 def retry_budget(view: RunView) -> Iterator[str]:
     """A call is attempted at most ``max_attempts`` times, across restarts: an unbounded
     retry hammers a failing service and never hands the case over."""
@@ -128,7 +128,7 @@ def retry_budget(view: RunView) -> Iterator[str]:
             yield f"{instance} attempted {call_id} {count} times (budget {budget})"
 
 
-@always(reads=(Part.OPERATIONS,))
+@always(reads=(Part.OPERATIONS,), severity="hygiene")
 def compensation_reverse_order(view: RunView) -> Iterator[str]:
     """Compensations undo steps in reverse order of completion: releasing stock after
     cancelling the order, or refunding before releasing, breaks the saga's contract."""
@@ -148,7 +148,7 @@ def compensation_reverse_order(view: RunView) -> Iterator[str]:
             yield f"{instance} compensated {undone}, but completed them in order {committed}"
 
 
-@eventually
+@eventually(severity="hygiene")
 def journal_terminal(view: RunView) -> Iterator[str]:
     """Every journaled operation ends RECONCILED, REJECTED or MANUAL: anything else is a
     case stuck half-way that nobody will look at."""
@@ -158,7 +158,7 @@ def journal_terminal(view: RunView) -> Iterator[str]:
             yield f"{instance}'s journal ends in {phases[-1]}"
 
 
-@eventually
+@eventually(severity="hygiene")
 def no_manual_without_fault(view: RunView) -> Iterator[str]:
     """A run with no injected fault never needs a person: MANUAL there is a policy bug.
     A plan the world itself refuses (a cancel between the reservation and the charge,

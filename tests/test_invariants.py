@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
+from tests import bank_runs
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy, run_checked
 from txcheck.exploration.schedule import Deviation, Deviations
 from txcheck.exploration.target import Target
@@ -124,6 +125,26 @@ def _operation(run: Run, **fields: Any) -> dict[str, Any]:
     op.update(fields)
     run.world.operations.append(op)
     return op
+
+
+def bank_transfer() -> Run:
+    """The bank transfer under guarded, no fault: held, credited, captured, notified."""
+    execution = bank_runs.run_bank("guarded")
+    assert execution.ok and execution.quiesced
+    return execution.run
+
+
+def credit_reversed_after_capture(run: Run) -> None:
+    """The credit (call_2) undone after the capture (call_3, irreversible) committed."""
+    credit = next(op for op in run.world.operations if op["call_id"] == "call_2")
+    _operation(
+        run,
+        tool="reverse_credit",
+        call_id="call_2~undo",
+        compensates="call_2",
+        resource=credit["resource"],
+        receipt={"credit_id": "cr_2", "undoes": "eff_2"},
+    )
 
 
 def commit_for_invalid_plan(run: Run) -> None:
@@ -385,6 +406,26 @@ CASES = (
         good=rolled_back,
         breaks=compensation_undone_never,
         expect=("create_order (call_1) of orchestrator-1 committed and was neither",),
+    ),
+    Case(
+        invariant="no_compensation_past_pivot",
+        kind="always",
+        good=bank_transfer,
+        breaks=credit_reversed_after_capture,
+        expect=(
+            "orchestrator-1 undid call_2 (credit_account on 'tr_7', op 5) after call_3 "
+            "(capture_hold, op 3) committed on it and cannot be undone",
+        ),
+    ),
+    Case(
+        invariant="amounts_conserved",
+        kind="eventually",
+        good=bank_transfer,
+        breaks=credit_reversed_after_capture,
+        expect=(
+            "plan of orchestrator-1 destroyed 15000: its credits minus debits still applied "
+            "sum to -15000, not 0",
+        ),
     ),
     Case(
         invariant="fault_free_completion",

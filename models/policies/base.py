@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.canonical import stable_hash
+from txcheck.models.canonical import canonical_json, normalize, stable_hash
 from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.proposal import Call, Plan
@@ -36,6 +36,8 @@ __all__ = [
     "OrchestratorContext",
     "Policy",
     "operation_id",
+    "resource_values",
+    "shares_resource",
     "undo_arguments",
 ]
 
@@ -91,6 +93,25 @@ _OPERATION_IDS: IdentityMemo[str] = IdentityMemo()
 
 UNDO_SUFFIX = "~undo"
 """What a compensation's call id and idempotency key add to the original's."""
+
+
+def resource_values(contract: Contract, call: Call) -> frozenset[str]:
+    """The resources ``call`` names: each of its tool's ``resource`` arguments with its
+    value (two calls share a resource when they give one argument the same value)."""
+    tool = contract.tool(call.name)
+    if tool is None or call.arguments is None:
+        return frozenset()
+    arguments = call.arguments
+    return frozenset(
+        canonical_json(normalize([name, arguments[name]]))
+        for name in tool.resources
+        if name in arguments
+    )
+
+
+def shares_resource(contract: Contract, first: Call, second: Call) -> bool:
+    """Whether two calls name the same value for a resource argument."""
+    return bool(resource_values(contract, first) & resource_values(contract, second))
 
 
 def undo_arguments(

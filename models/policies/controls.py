@@ -70,7 +70,15 @@ class LazyValidation(Guarded):
 
 
 DESIGNATED: dict[str, tuple[str, ...]] = {
-    FreshKeyRetry.name: ("no_double_charge", "retries_reuse_key"),
+    # a fresh key on an unknown outcome: the hygiene failure, and the harm it leads to
+    FreshKeyRetry.name: (
+        "no_double_charge",
+        "retries_reuse_key",
+        "no_double_effect",
+        "acceptable_outcome",
+        "no_orphaned_effect",
+        "no_compensation_past_pivot",  # a confirm that committed, taken as failed, undone
+    ),
     NoCompensation.name: ("no_leftover_reservation", "acceptable_outcome"),
     DualWrite.name: ("consumer_effect_exactly_once",),
     NoDedupe.name: ("consumer_effect_at_most_once",),

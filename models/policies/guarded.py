@@ -26,6 +26,7 @@ from txcheck.models.policies.base import (
     ActorGen,
     OrchestratorContext,
     Policy,
+    shares_resource,
     undo_arguments,
 )
 from txcheck.models.policies.journal import JournalState
@@ -63,6 +64,8 @@ class Guarded(Policy):
     validate_first = True
     resolve_unknown = True
     compensate = True
+    respect_pivots = True
+    """Leave the steps before a committed step that cannot be undone as they are."""
 
     # -- the plan ---------------------------------------------------------------------------
 
@@ -262,18 +265,33 @@ class Guarded(Policy):
     def compensate_all(
         self, ctx: OrchestratorContext, calls: Mapping[str, Call], state: JournalState
     ) -> Generator[Request, Any, list[str]]:
-        """Undo completed steps in reverse order; return what could not be undone."""
+        """Undo completed steps in reverse order; return what could not be undone. A step
+        that cannot be undone (irreversible, or without a compensation) is a pivot: the
+        steps before it on its resource are left as they are, for a person to finish,
+        never undone (undoing a credit after the money was captured destroys it)."""
         problems: list[str] = []
+        pivots: list[Call] = []
         for call_id in self.compensation_order(state):
             if call_id in state.compensated:
                 continue
             call = calls[call_id]
             tool = ctx.tool(call)
             assert tool is not None and call.arguments is not None
-            if tool.compensated_by is None:
-                if tool.has_side_effect:
-                    problems.append(f"{call_id}: {tool.name} committed and has no compensation")
+            if not tool.has_side_effect:
                 continue
+            if not tool.compensable:
+                pivots.append(call)
+                problems.append(f"{call_id}: {tool.name} committed and cannot be undone")
+                continue
+            guarded_by = [p for p in pivots if shares_resource(ctx.contract, p, call)]
+            if guarded_by and self.respect_pivots:
+                past = guarded_by[0]
+                problems.append(
+                    f"{call_id}: {tool.name} committed, not undone: {past.id} "
+                    f"({past.name}) after it cannot be undone"
+                )
+                continue
+            assert tool.compensated_by is not None
             undo = ctx.contract.tool(tool.compensated_by.tool)
             assert undo is not None
             arguments = self.compensation_arguments(
