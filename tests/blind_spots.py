@@ -39,7 +39,8 @@ Outcome = tuple[str, Any, str]
 class SkipValidationForOneCall(Guarded):
     """Bug: a plan of one call is "too simple to validate" and runs as proposed, so a lone
     ``create_order`` (an incomplete checkout) creates an order nobody will ever pay for.
-    Caught by: rejected_plan_unchanged. Needs: a plan of one write call, 0 deviations."""
+    Caught by: rejected_plan_unchanged (hygiene), reported for its harm, no_orphaned_effect
+    (the order nobody completes). Needs: a plan of one write call, 0 deviations."""
 
     name = "blind-skip-validation-for-one-call"
 
@@ -90,7 +91,10 @@ class RetryTimeoutsForever(Guarded):
     """Bug: the retry budget counts only transient errors; a call that keeps timing out
     (and is found not committed each time) is retried without end.
     Caught by: retry_budget. Needs: the same call timing out on every attempt (one
-    deviation, its repeats free), and no scenario seed."""
+    deviation, its repeats free), and no scenario seed. It also drops guarded's look-up
+    after a restart with an unanswered attempt, so a lost response and a clock jump past
+    the key's lifetime charge twice (no_double_charge, 2 deviations): the search looks
+    one level past the hygiene failure for such harm and reports it first."""
 
     name = "blind-retry-timeouts-forever"
 
@@ -129,10 +133,10 @@ class RetryTimeoutsForever(Guarded):
 
 
 CATCHES: dict[str, frozenset[str]] = {
-    "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged"}),
+    "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged", "no_orphaned_effect"}),
     "DedupeOnTypeAndOrder": frozenset({"consumer_effect_exactly_once"}),
     "FailedLookupNotCommitted": frozenset({"no_double_charge", "acceptable_outcome"}),
-    "RetryTimeoutsForever": frozenset({"retry_budget"}),
+    "RetryTimeoutsForever": frozenset({"retry_budget", "no_double_charge"}),
 }
 """Each regression mutant (by class name, in the order they are reported) and the
 invariants that may catch it (its docstring's "Caught by")."""

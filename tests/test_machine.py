@@ -228,11 +228,14 @@ def test_time_budget_stops_the_search() -> None:
 
 
 def test_shrinking_reaches_the_known_minimum_for_naive() -> None:
-    """A timeout on the first call makes naive retry under a new key: one deviation."""
+    """naive's harm at one deviation: a lost ACK makes its consumer, which does not
+    dedupe, apply the redelivered event again (a timeout's fresh key, one deviation too,
+    is hygiene: the run settles and no harm follows on this plan)."""
     report = _explore(_target("naive", examples=200))
     found = report.counterexample  # type: ignore[attr-defined]
-    assert found is not None and found.invariant == "retries_reuse_key"
-    assert found.deviations == 1 and len(found.execution.steps) == 3
+    assert found is not None and found.invariant == "consumer_effect_at_most_once"
+    assert found.deviations == 1
+    assert [str(s.choice.outcome) for s in found.execution.steps if s.deviation] == ["ack_lost"]
 
 
 # -- pytest integration -----------------------------------------------------------------------

@@ -62,8 +62,10 @@ def test_replay_reproduces_the_recorded_violation(
     assert main(["replay", str(trace), "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
     assert result["reproduced"] and result["divergence"] is None
-    assert result["recorded_violations"] == ["retries_reuse_key"]
-    assert [v["invariant"] for v in result["violations"]] == ["retries_reuse_key"]
+    # the fresh key (hygiene), then the second charge it led to (harm)
+    expected = ["retries_reuse_key", "no_double_charge", "no_double_effect"]
+    assert result["recorded_violations"] == expected
+    assert [v["invariant"] for v in result["violations"]] == expected
 
 
 def test_replay_is_byte_for_byte_deterministic(
@@ -129,7 +131,8 @@ def test_under_another_policy_the_recorded_faults_are_replayed(
     # The same faults under the control that lacks the mechanism reproduce the failure.
     assert main(["replay", str(trace), "--policy", "control-fresh-key", "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert [v["invariant"] for v in result["violations"]] == ["retries_reuse_key"]
+    names = [v["invariant"] for v in result["violations"]]
+    assert names == ["retries_reuse_key", "no_double_charge", "no_double_effect"]
 
 
 def test_faults_the_other_policy_never_meets_are_counted_as_unplaced(
@@ -183,11 +186,20 @@ def test_bad_trace_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 EXPECTED = """\
-Replayed t.json under policy naive (recorded under naive): 3 steps
-Counterexample: policy naive violates retries_reuse_key
-3 steps, 1 deviation from the default schedule
+Replayed t.json under policy naive (recorded under naive): 8 steps
+Counterexample: policy naive violates no_leftover_reservation, no_orphaned_effect,
+retries_reuse_key, rejected_plan_unchanged
+8 steps, 1 deviation from the default schedule
+no_leftover_reservation (eventually, at quiescence):
+  reservation {'sku_pen': 1} left behind for order ord_existing (reserved)
+no_orphaned_effect (eventually, at quiescence):
+  reserve_inventory (call_1) of orchestrator-1 committed and was neither completed by its workflow
+nor undone
 retries_reuse_key (always, after step 2):
   orchestrator-1 retried call_1 under 2 keys: ['key-reserve-1', 'key-reserve-1-retry2']
+rejected_plan_unchanged (always, after step 3):
+  orchestrator-1's plan is invalid (incomplete_workflow) but it committed reserve_inventory on
+'ord_existing' (op 1)
 Plans
  instance        call    tool               arguments
  orchestrator-1  call_1  reserve_inventory  {"idempotency_key": "key-reserve-1", "order_id":
@@ -200,9 +212,24 @@ Steps (* = deviation)
                                                                                    (transient)
  2     orchestrator-1  step      ok               Invoke reserve_inventory call_1  {"admitted":
                                                                                    true}
-State change at step 2:
+ 3     orchestrator-1  complete  ok               Invoke reserve_inventory call_1  ok {"receipt":
+                                                                                   {"order_id":
+                                                                                   "o...
+ 4     orchestrator-1  step      ok               Publish evt_1
+ 5     consumer        deliver   d_1                                               {"event":
+                                                                                   "evt_1"}
+ 6     consumer        step      ok               ApplyEffect evt_1
+ 7     consumer        step      ok               Ack d_1
+State change over the whole run (the failure is at quiescence):
+  + /consumer/effects/evt_1 = 1
   + /idempotency/acme~1key-reserve-1-retry2 = {"created_at": 0, "expires_at": 40, "...
-Reproduced: retries_reuse_key.
+  + /operations/0 = {"at": 0, "call_id": "call_1", "compe...
+  ~ /services/checkout/orders/ord_existing/status: "created" -> "reserved"
+  ~ /services/checkout/orders/ord_existing/version: 1 -> 2
+  + /services/checkout/reservations/ord_existing = {"sku_pen": 1}
+  ~ /services/checkout/stock/sku_pen/available: 5 -> 4
+  ~ /services/checkout/stock/sku_pen/reserved: 0 -> 1
+Reproduced: retries_reuse_key, rejected_plan_unchanged, no_leftover_reservation, no_orphaned_effect.
 """
 
 
@@ -213,7 +240,7 @@ def test_the_human_report_reads_as_expected(tmp_path: Path) -> None:
         path="t.json",
         policy="naive",
         recorded_policy=trace.policy,
-        recorded=("retries_reuse_key",),
+        recorded=tuple(str(v["invariant"]) for v in trace.violations),
         target=target_of(trace, builtin_policy("naive")),  # type: ignore[arg-type]
         execution=replay_trace(trace, "naive", timeout=None),
     )

@@ -115,7 +115,9 @@ def test_retry_forever_is_caught_without_the_scenario_seeds(
     argv = ["explore", "--policy", spec, "--no-seeds", "--seed", "1", "--json"]
     assert main([*argv, "--time-budget", "600"]) == 1
     found = json.loads(capsys.readouterr().out)["counterexample"]
-    assert found["invariant"] == "retry_budget" and found["found_by"] == "systematic"
+    # the hygiene failure at one deviation, and the harm of its second bug one level deeper
+    assert found["invariant"] == "no_double_charge" and found["found_by"] == "systematic"
+    assert found["deviations"] == 2
 
 
 # -- the blind spots ---------------------------------------------------------------------------
@@ -128,7 +130,8 @@ def _first(policy: Guarded, max_faults: int) -> Any:
 
 def test_a_one_call_plan_reaches_a_policy_that_skips_validation_for_it() -> None:
     found = _first(SkipValidationForOneCall(), 0)
-    assert found is not None and found.invariant == "rejected_plan_unchanged"
+    assert found is not None and found.invariant == "no_orphaned_effect"
+    assert found.execution.failed("rejected_plan_unchanged")
     assert found.deviations == 0 and len(found.plans[0].calls) == 1
 
 

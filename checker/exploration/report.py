@@ -16,7 +16,15 @@ from txcheck.exploration.target import Deadline, Target
 from txcheck.models.choices import FaultKind
 from txcheck.models.proposal import Plan
 
-__all__ = ["Counterexample", "Engine", "EngineReport", "PlanBound", "Tally", "outcome_of"]
+__all__ = [
+    "TOOL_FAULTS",
+    "Counterexample",
+    "Engine",
+    "EngineReport",
+    "PlanBound",
+    "Tally",
+    "outcome_of",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -158,15 +166,54 @@ class Tally:
         return data
 
 
+TOOL_FAULTS: tuple[FaultKind, ...] = (
+    FaultKind.TIMEOUT_BEFORE_COMMIT,
+    FaultKind.LOST_RESPONSE_AFTER_COMMIT,
+    FaultKind.TRANSIENT_ERROR,
+    FaultKind.PERMANENT_ERROR,
+)
+"""The faults a search injects into every call of a write: a plan set that committed
+writes under a search of one deviation or more saw each of them, or something is wrong."""
+
+
 @attrs.frozen(kw_only=True)
 class PlanBound:
     """How far the systematic search got on one plan set: the last deviation bound it
-    finished (None: not even zero), its distinct states, and why it stopped short."""
+    finished (None: not even zero), its distinct states, why it stopped short, and what it
+    exercised: runs, writes committed (summed over runs) and faults injected by kind.
+    ``expects_writes``: its plans are valid and the world's rules accept them, so a run
+    that commits nothing exercised nothing (a plan set meant to be refused, a near-valid
+    plan, is exercised by being refused)."""
 
     label: str
     reached: int | None
     states: int
     stopped: str = ""
+    runs: int = 0
+    writes: int = 0
+    faults: Mapping[str, int] = attrs.field(factory=dict)
+    expects_writes: bool = False
+    problem: str = ""
+    """The first violation of its plans (empty: valid), said when it committed nothing."""
+
+    def unexercised(self) -> str | None:
+        """Why no bound may be claimed for this plan set, or None: its plans should commit
+        and no run did, or runs committed but a tool fault was never injected although a
+        level with deviations was searched."""
+        if not self.expects_writes or not self.runs:
+            return None
+        if not self.writes:
+            why = (
+                f"its plans do not pass validation: {self.problem}"
+                if self.problem
+                else "the policy refused or failed every run"
+            )
+            return f"plan set {self.label!r}: no run committed a write ({why})"
+        if self.reached is not None and self.reached >= 1:
+            missing = [str(k) for k in TOOL_FAULTS if not self.faults.get(str(k))]
+            if missing:
+                return f"plan set {self.label!r}: never injected {', '.join(missing)}"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -174,6 +221,11 @@ class PlanBound:
             "exhaustive_bound": self.reached,
             "states": self.states,
             "stopped": self.stopped or None,
+            "runs": self.runs,
+            "writes": self.writes,
+            "faults": dict(sorted(self.faults.items())),
+            "expects_writes": self.expects_writes,
+            "problem": self.problem or None,
         }
 
 

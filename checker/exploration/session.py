@@ -9,6 +9,12 @@ step) and then checks the liveness invariants. The result is an ``Execution``: t
 A safety invariant that declares what it ``reads`` is not re-evaluated while none of those
 parts of the world changed since it last held: its verdict cannot have changed. One that
 does not declare is evaluated after every step.
+
+Harm first: when the first failure is only hygiene (a retry under a fresh key, a rejected
+plan that wrote), a session that stops at the first failure *settles* instead: it takes no
+more deviations, only the default schedule, to quiescence, and stops at once if harm
+follows (the retry commits a second charge). The failure a counterexample names is the
+first harm, else the first failure.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class Failure:
     kind: Kind = attrs.field(converter=Kind)
     step: int | None
     messages: tuple[str, ...]
+    harm: bool = attrs.field(default=True, eq=False)
+    """Observable harm (a double effect, money destroyed), not only hygiene."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +95,7 @@ class Execution:
 
     run: Run
     failures: tuple[Failure, ...]
+    """What failed, each invariant once, in the order the failures appeared."""
     divergence: Divergence | None = None
     quiesced: bool = False
     error: str | None = None
@@ -124,10 +133,22 @@ class Execution:
         return self.error is not None and not self.failures
 
     @property
+    def harmful(self) -> bool:
+        """Whether some failure is harm (not only hygiene)."""
+        return any(f.harm for f in self.failures)
+
+    @property
+    def by_harm(self) -> tuple[Failure, ...]:
+        """The failures harm first (then hygiene), each in the order they appeared: the
+        order a report shows them in."""
+        return tuple(sorted(self.failures, key=lambda f: not f.harm))
+
+    @property
     def first(self) -> str | None:
-        """The name of what failed first: an invariant, ``policy_error`` or None."""
+        """The name of what a report leads with: the first harm, else the first failure,
+        ``policy_error`` or None."""
         if self.failures:
-            return self.failures[0].name
+            return self.by_harm[0].name
         return "policy_error" if self.error is not None else None
 
 
@@ -135,9 +156,11 @@ class Session:
     """One run of ``target`` over ``plans``, checked as it goes.
 
     ``stop_at_first`` ends the session at the first step where some invariant fails (the
-    engines); without it, the run goes on and each invariant's first failure is kept (the
-    scenarios show the concrete damage). ``track_positions`` lets the run fingerprint its
-    states (the systematic engine). ``run`` continues a run already under way (a
+    engines), or, when that failure is only hygiene, settles on the default schedule to see
+    whether harm follows (``settle=False``: it stops there too); without it, the run goes
+    on and each invariant's first failure is kept (the scenarios show the concrete damage).
+    ``track_positions`` lets the run fingerprint its states (the systematic engine). ``run``
+    continues a run already under way (a
     ``Run.fork``) instead of starting one; ``plans`` must be its plans.
     """
 
@@ -149,8 +172,12 @@ class Session:
         stop_at_first: bool = True,
         track_positions: bool = False,
         run: Run | None = None,
+        settle: bool = True,
     ) -> None:
         self.target = target
+        self.settle = settle
+        """On a hygiene failure, go on to see whether harm follows (False: stop at any
+        first failure, as traces written before harm came first were recorded)."""
         started = run is not None
         if run is None:
             run = target.run(plans, track_positions=track_positions, start=False)
@@ -171,6 +198,8 @@ class Session:
         self.evaluations = 0
         """Invariant evaluations actually run."""
         self._failed: set[str] = set()
+        self._harmed = False
+        """Some recorded failure is harm."""
         if started:
             return  # a run under way (``Run.fork``): nothing checked of it yet
         try:
@@ -186,24 +215,38 @@ class Session:
 
     @property
     def done(self) -> bool:
-        """Nothing more will happen: a failure (with ``stop_at_first``), a policy error, a
-        divergence or quiescence."""
+        """Nothing more will happen: a harmful failure (with ``stop_at_first``), a policy
+        error, a divergence or quiescence."""
+        stops = self._harmed or (bool(self.failures) and not self.settle)
         return (
-            (bool(self.failures) and self.stop_at_first)
+            (stops and self.stop_at_first)
             or self.error is not None
             or self.divergence is not None
             or self.quiesced
         )
 
     @property
+    def harmful(self) -> bool:
+        """Whether some failure recorded so far is harm (not only hygiene)."""
+        return self._harmed
+
+    @property
+    def settling(self) -> bool:
+        """Only hygiene failed so far, and the session stops at the first failure: it takes
+        the default schedule alone from here, to see whether harm follows."""
+        return self.stop_at_first and self.settle and bool(self.failures) and not self._harmed
+
+    @property
     def steps(self) -> list[Step]:
         return self.run.steps
 
     def choices(self) -> list[Choice]:
-        """What may happen next, the default first (empty: quiescent or done)."""
+        """What may happen next, the default first (empty: quiescent or done; only the
+        default while settling)."""
         if self.done:
             return []
-        return self.run.choices()
+        options = self.run.choices()
+        return options[:1] if self.settling else options
 
     def execution(self) -> Execution:
         """Where the session stands, as a result."""
@@ -289,7 +332,7 @@ class Session:
 
     def drive(self, chooser: Chooser) -> None:
         """Let ``chooser`` pick until it hands over (None), the run quiesces or ends."""
-        while not self.done and (options := self.run.choices()):
+        while not self.done and (options := self.choices()):
             if self.over_limit():
                 return
             picked = chooser(self.run, options)
@@ -346,7 +389,13 @@ class Session:
                 return failures
             if messages:
                 failures.append(
-                    Failure(name=check.name, kind=check.kind, step=step, messages=messages)
+                    Failure(
+                        name=check.name,
+                        kind=check.kind,
+                        step=step,
+                        messages=messages,
+                        harm=check.is_harm,
+                    )
                 )
         return failures
 
@@ -355,6 +404,8 @@ class Session:
             if failure.name not in self._failed:
                 self._failed.add(failure.name)
                 self.failures.append(failure)
+                if failure.harm:
+                    self._harmed = True
 
 
 def execute(
@@ -365,11 +416,13 @@ def execute(
     chooser: Chooser | None = None,
     quiesce: bool = True,
     stop_at_first: bool = True,
+    settle: bool = True,
 ) -> Execution:
     """Run ``plans`` under ``target``: take the recorded ``choices``, then let ``chooser``
     pick until it hands over, then (with ``quiesce``) finish on the default schedule.
-    A recorded choice that is not possible ends the run as a divergence."""
-    session = Session(target, plans, stop_at_first=stop_at_first)
+    A recorded choice that is not possible ends the run as a divergence. ``settle``: see
+    ``Session``."""
+    session = Session(target, plans, stop_at_first=stop_at_first, settle=settle)
     if not session.follow(choices):
         return session.execution()
     if chooser is not None:

@@ -32,9 +32,11 @@ no minimal length changes):
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import attrs
 
+from txcheck.exploration.exercise import expects_writes
 from txcheck.exploration.independence import Moment
 from txcheck.exploration.report import Counterexample, EngineReport, PlanBound, Tally
 from txcheck.exploration.representative import PlanSet, search_plans
@@ -87,11 +89,19 @@ class _Node:
 @attrs.frozen(kw_only=True)
 class _Found:
     """A failing branch: its session, deviations and length. A branch whose default
-    schedule loops counts as ``max_steps`` long, as an unpruned search would see it."""
+    schedule loops counts as ``max_steps`` long, as an unpruned search would see it.
+    ``harm``: some failure is harm, not only hygiene (harm is reported first)."""
 
     session: Session
     deviations: int
     length: int
+    harm: bool = True
+
+    @property
+    def rank(self) -> tuple[bool, int, int]:
+        """Which counterexample a search keeps (lower is better): harm before hygiene,
+        then the fewest deviations, then the fewest steps."""
+        return (not self.harm, self.deviations, self.length)
 
     def execution(self) -> Execution:
         """The failing execution; a loop is run on (not again) to the step bound, so the
@@ -155,8 +165,11 @@ class _PlanSearch:
         label: str = "",
         visited: FingerprintTable | Overlay | None = None,
         fork: bool = True,
+        meant_valid: bool | None = None,
     ) -> None:
         self.target = target
+        self.meant_valid = meant_valid
+        """Whether the plans were made to be valid (None: given, judge them)."""
         self.fork = fork
         """Fork branches off a cursor instead of replaying each one from the start."""
         self._cursor: _Cursor | None = None
@@ -168,6 +181,10 @@ class _PlanSearch:
         """The last level it finished without a counterexample."""
         self.stopped = ""
         """Why it stopped before the bound asked for (empty: it did not)."""
+        self.runs = 0
+        self.writes = 0
+        self.faults: Counter[str] = Counter()
+        """What this plan set's runs exercised: runs, writes (summed) and faults by kind."""
         self.limit = target.bounds.max_faults
         self.max_steps = target.bounds.max_steps
         self.prune = prune
@@ -182,6 +199,21 @@ class _PlanSearch:
         self._per_branch: float | None = None
         """New states a branch found, on average, at the last level searched past the
         first (the first has one branch: the whole default run), None before."""
+
+    def bound(self) -> PlanBound:
+        """What this plan set's search proved and exercised."""
+        expects, problem = expects_writes(self.target, self.plans, self.meant_valid)
+        return PlanBound(
+            label=self.label,
+            reached=self.reached,
+            states=self.states,
+            stopped=self.stopped,
+            runs=self.runs,
+            writes=self.writes,
+            faults=dict(self.faults),
+            expects_writes=expects,
+            problem=problem,
+        )
 
     def pending(self) -> int:
         """Branches of the level in progress not yet explored (a measure of what finishing
@@ -221,11 +253,11 @@ class _PlanSearch:
                 raise _Spent(f"the state budget ran out at {deviations} deviations")
             node = nodes[index]
             index += 1
-            limit = best.length if best is not None else bound
+            limit = best.length if best is not None and best.harm else bound
             if limit is not None and node.cut + 1 >= limit:
                 continue
             found = self._branch(node, deviations, limit)
-            if found is not None and (best is None or found.length < best.length):
+            if found is not None and (best is None or found.rank < best.rank):
                 best = found
         self._resume_level, self._resume = None, (None, 0)
         if deviations and nodes:
@@ -274,15 +306,19 @@ class _PlanSearch:
         if self.prune and node.alt is not None:
             session.run.track(node.positions)
         found = None
+        self.runs += 1
         if node.alt is not None:
-            kind = fault_kind(node.alt, session.run.choices())
-            tally.deviation(kind or FaultKind.INTERLEAVE)
+            kind = fault_kind(node.alt, session.run.choices()) or FaultKind.INTERLEAVE
+            tally.deviation(kind)
+            if kind.is_fault:
+                self.faults[str(kind)] += 1
             session.apply(node.alt, check=False)
         if session.error is not None:
             found = self._found(session, deviations)
         else:
             found = self._follow(session, deviations, bound, children)
         tally.session(session)
+        self.writes += len(session.run.world.operations)
         tally.steps -= node.cut  # the replayed prefix was counted by the parent
         if children:
             taken = session.steps[node.cut :]
@@ -329,6 +365,8 @@ class _PlanSearch:
                 self.stats.states += 1
                 self.states += 1
             if steps and session.check(steps - 1):
+                if session.settling:  # only hygiene so far: does harm follow?
+                    session.finish()
                 return self._found(session, deviations)
             options = run.choices()
             if not options:
@@ -377,7 +415,8 @@ class _PlanSearch:
 
     @staticmethod
     def _found(session: Session, deviations: int) -> _Found:
-        return _Found(session=session, deviations=deviations, length=len(session.steps))
+        harm = session.harmful or not session.failures  # a policy error or a loop is harm
+        return _Found(session=session, deviations=deviations, length=len(session.steps), harm=harm)
 
 
 class SystematicEngine:
@@ -427,6 +466,7 @@ class SystematicEngine:
                 stats=stats,
                 label=entry.label,
                 fork=self.fork,
+                meant_valid=entry.meant_valid,
             )
             for entry in plan_sets_of(target)
         ]
@@ -438,7 +478,8 @@ class SystematicEngine:
         level_of = {id(search): 0 for search in searches}
         waiting: set[int] = set()  # used their share: resume once every other one has
         favoured = 0  # the one given all that is left
-        found_at: int | None = None
+        last_level: int | None = None  # the deepest level still searched, once one failed
+        failed: set[int] = set()  # searches that found a counterexample
 
         def need(level: int) -> float:
             """What finishing ``level`` on every plan set at it looks like it still takes."""
@@ -480,11 +521,12 @@ class SystematicEngine:
                 # cheapest so far among equals
                 search = min(ready, key=lambda s: (level_of[id(s)], s.states))
                 deviations = level_of[id(search)]
-                if found_at is not None and deviations > found_at:
+                if last_level is not None and deviations > last_level:
                     active.remove(search)
                     continue
                 share = left if id(search) == favoured else max(1, left // len(running))
-                bound = found.length if found is not None and found_at == deviations else None
+                same = found is not None and found.harm and found.deviations == deviations
+                bound = found.length if found is not None and same else None
                 try:
                     result = search.level(deviations, bound, deadline, search.states + share)
                 except _Spent:
@@ -500,12 +542,22 @@ class SystematicEngine:
                         favoured = 0
                         waiting.clear()
                 if result is not None:
-                    if found is None or found_at != deviations or result.length < found.length:
+                    failed.add(id(search))
+                    if found is None or result.rank < found.rank:
                         found = result
-                    found_at = deviations
-                    active.remove(search)
+                    if found.harm:  # finish this level (the shortest), go no deeper
+                        last_level = found.deviations
+                        active.remove(search)
+                        continue
+                    # only hygiene so far: look one level deeper for the harm it leads to
+                    last_level = min(max_faults, found.deviations + 1)
+                    if deviations >= last_level:
+                        active.remove(search)
+                    else:
+                        level_of[id(search)] = deviations + 1
                     continue
-                search.reached = deviations
+                if id(search) not in failed:
+                    search.reached = deviations
                 if deviations == max_faults:
                     active.remove(search)
                 else:
@@ -525,10 +577,7 @@ class SystematicEngine:
             target,
             stats.tally,
             counterexample=counterexample,
-            plans=[
-                PlanBound(label=s.label, reached=s.reached, states=s.states, stopped=s.stopped)
-                for s in searches
-            ],
+            plans=[search.bound() for search in searches],
             states=stats.states,
             prefixes=stats.prefixes,
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,

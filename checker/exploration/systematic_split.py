@@ -33,10 +33,12 @@ branch, so the bound proved under a state budget may be lower here).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 import attrs
 
+from txcheck.exploration.exercise import expects_writes
 from txcheck.exploration.report import Counterexample, EngineReport, PlanBound, Tally
 from txcheck.exploration.shipping import TargetSpec, describe, rebuild
 from txcheck.exploration.spread import Found
@@ -96,12 +98,16 @@ class _Done:
 
     found: Found | None
     length: int
+    harm: bool
     children: dict[int, list[_Node]]
     visited: FingerprintTable
     states: int
     prefixes: _Prefixes
     tally: Tally
     stopped: str
+    runs: int
+    writes: int
+    faults: dict[str, int]
 
 
 _built: list[tuple[object, Target]] = []
@@ -148,12 +154,16 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
     return _Done(
         found=data,
         length=0 if found is None else found.length,
+        harm=found is not None and found.harm,
         children={} if stopped else search.frontier,
         visited=visited.own,
         states=stats.states,
         prefixes=stats.prefixes,
         tally=job.tally,
         stopped=stopped,
+        runs=search.runs,
+        writes=search.writes,
+        faults=dict(search.faults),
     )
 
 
@@ -179,6 +189,9 @@ class _Plan:
     states: int = 0
     reached: int | None = None
     stopped: str = ""
+    runs: int = 0
+    writes: int = 0
+    faults: Counter[str] = attrs.field(factory=Counter)
 
 
 class _Split:
@@ -194,6 +207,7 @@ class _Split:
         self.tally = tally
         entries = plan_sets_of(target)
         self.plan_sets = tuple(entry.plans for entry in entries)
+        self.meant_valid = tuple(entry.meant_valid for entry in entries)
         self.plans = [_Plan(entry.label, {0: [_Node(_ROOT, 0, None)]}) for entry in entries]
         self.shipped: Target | TargetSpec = (
             target if isinstance(workers, InProcess) else describe(target)
@@ -204,12 +218,16 @@ class _Split:
         self.explored = 0
         self.prefixes = _Prefixes()
         self.notes: list[str] = []
-        self.found: tuple[int, int, int, Found] | None = None  # length, plan set, chunk, it
-        self.found_at: int | None = None
+        self.failed: set[int] = set()
+        """Plan sets that found a counterexample (none of their levels counts as proved)."""
+        self.found: tuple[tuple[bool, int, int, int, int], Found] | None = None
+        """(hygiene only, deviations, length, plan set, chunk) and the counterexample: the
+        best so far (harm first, then as in one process)."""
 
     def run(self, deadline: Deadline) -> None:
+        last: int | None = None  # the deepest level searched, once something failed
         for deviations in range(self.target.bounds.max_faults + 1):
-            if not self.active:
+            if not self.active or (last is not None and deviations > last):
                 return
             failed: set[int] = set()
             # two waves: the first plan set's chunks, then the others', bounded by the
@@ -221,7 +239,9 @@ class _Split:
                     for index in wave:  # a plan set the first wave finished keeps its level
                         self._spent(index, deviations)
                     continue
-                bound = None if self.found is None else self.found[0]
+                harm = self.found is not None and not self.found[0][0]
+                same = harm and self.found is not None and self.found[0][1] == deviations
+                bound = self.found[0][2] if self.found is not None and same else None
                 chunks = [
                     _Chunk(plan_set=index, deviations=deviations, bound=bound, nodes=nodes)
                     for index in wave
@@ -233,12 +253,13 @@ class _Split:
                 failed |= {chunks[i].plan_set for i, result in done.items() if result.found}
             for index in self.active:
                 plan = self.plans[index]
-                if not plan.stopped and index not in failed:
+                if not plan.stopped and index not in failed and index not in self.failed:
                     plan.reached = deviations
             self.active = [i for i in self.active if not self.plans[i].stopped]
+            self.failed |= failed
             if self.found is not None:
-                self.found_at = deviations
-                return
+                # harm: this level was the last; only hygiene: one more, for the harm
+                last = deviations if not self.found[0][0] else deviations + 1
 
     def _level(
         self, chunks: list[_Chunk], left: int, deadline: Deadline
@@ -325,6 +346,9 @@ class _Split:
         plan = self.plans[chunk.plan_set]
         self.prefixes.add(done.prefixes)
         self.explored += done.states
+        plan.runs += done.runs
+        plan.writes += done.writes
+        plan.faults.update(done.faults)
         if done.stopped == "spent":
             self._spent(chunk.plan_set, chunk.deviations)
             return
@@ -334,9 +358,16 @@ class _Split:
         for deviations, nodes in sorted(done.children.items()):
             plan.frontier.setdefault(deviations, []).extend(nodes)
         if done.found is not None:
-            candidate = (done.length, chunk.plan_set, index, done.found)
-            if self.found is None or candidate[:3] < self.found[:3]:
-                self.found = candidate
+            rank = (not done.harm, chunk.deviations, done.length, chunk.plan_set, index)
+            if self.found is None or rank < self.found[0]:
+                self.found = (rank, done.found)
+
+    def expectations(self) -> list[tuple[bool, str]]:
+        """Whether each plan set should commit writes, and its plans' first violation."""
+        return [
+            expects_writes(self.target, plans, meant)
+            for plans, meant in zip(self.plan_sets, self.meant_valid, strict=True)
+        ]
 
     def _spent(self, plan_set: int, deviations: int) -> None:
         """The plan set could not finish level ``deviations`` within the state budget."""
@@ -377,10 +408,20 @@ def search_split(
     return systematic_report(
         target,
         tally,
-        counterexample=None if split.found is None else split.found[3].again(target),
+        counterexample=None if split.found is None else split.found[1].again(target),
         plans=[
-            PlanBound(label=p.label, reached=p.reached, states=p.states, stopped=p.stopped)
-            for p in split.plans
+            PlanBound(
+                label=p.label,
+                reached=p.reached,
+                states=p.states,
+                stopped=p.stopped,
+                runs=p.runs,
+                writes=p.writes,
+                faults=dict(p.faults),
+                expects_writes=expected[0],
+                problem=expected[1],
+            )
+            for p, expected in zip(split.plans, split.expectations(), strict=True)
         ],
         states=split.states,
         prefixes=split.prefixes,

@@ -86,16 +86,33 @@ class Budget:
 
 @attrs.frozen
 class Suite:
-    """The target's invariants split once by kind."""
+    """The target's invariants split once by kind; those with nothing to read for the
+    contract and its services (``Invariant.applies``) are set apart, with the reason, and
+    never evaluated: a verdict must not list them as checked."""
 
     safety: tuple[Invariant, ...]
     liveness: tuple[Invariant, ...]
+    inapplicable: tuple[tuple[Invariant, str], ...] = ()
 
     @classmethod
-    def of(cls, invariants: Sequence[Invariant]) -> Suite:
+    def of(
+        cls,
+        invariants: Sequence[Invariant],
+        contract: Contract | None = None,
+        services: Sequence[ServiceSet] = (),
+    ) -> Suite:
+        skipped: list[tuple[Invariant, str]] = []
+        kept: list[Invariant] = []
+        for check in invariants:
+            why = None if contract is None else check.inapplicable(contract, services)
+            if why is None:
+                kept.append(check)
+            else:
+                skipped.append((check, why))
         return cls(
-            safety=tuple(i for i in invariants if i.kind is Kind.SAFETY),
-            liveness=tuple(i for i in invariants if i.kind is Kind.LIVENESS),
+            safety=tuple(i for i in kept if i.kind is Kind.SAFETY),
+            liveness=tuple(i for i in kept if i.kind is Kind.LIVENESS),
+            inapplicable=tuple(skipped),
         )
 
 
@@ -114,8 +131,30 @@ def _services(value: Sequence[ServiceSet]) -> tuple[ServiceSet, ...]:
     return tuple(value)
 
 
-def _plan_sets(value: Sequence[Sequence[Plan]]) -> tuple[tuple[Plan, ...], ...]:
-    return tuple(tuple(plans) for plans in value)
+def _plan_sets(value: Sequence[Sequence[Plan] | Plan]) -> tuple[tuple[Plan, ...], ...]:
+    """Plan sets, each the plans of one run (one orchestrator instance per plan); a bare
+    ``Plan`` is a set of one (``plans=(PLAN,)`` runs PLAN alone)."""
+    if isinstance(value, Plan) or not isinstance(value, (list, tuple)):
+        raise InputError(
+            "'plans' must be a list of plan sets, each a list of Plans run together "
+            f"(for one plan alone: plans=[(plan,)] or plans=[plan]) (got {type(value).__name__})",
+            source="Target",
+        )
+    sets: list[tuple[Plan, ...]] = []
+    for index, entry in enumerate(value):
+        plans = (entry,) if isinstance(entry, Plan) else entry
+        if (
+            not isinstance(plans, (list, tuple))
+            or not plans
+            or not all(isinstance(p, Plan) for p in plans)
+        ):
+            raise InputError(
+                f"'plans'[{index}] must be a Plan or a non-empty list of Plans run together "
+                f"(got {type(entry).__name__}: {entry!r:.80})",
+                source="Target",
+            )
+        sets.append(tuple(plans))
+    return tuple(sets)
 
 
 def _default_name(target: Target) -> str:
@@ -125,8 +164,9 @@ def _default_name(target: Target) -> str:
 @attrs.frozen(kw_only=True)
 class Target:
     """What to check. ``plans`` are given plan sets (each entry: the plans of one run, one
-    orchestrator instance per plan); engines that generate plans use them as seeds, and
-    fall back to the contract's representative plans when there are none."""
+    orchestrator instance per plan, or a bare ``Plan`` run alone); engines that generate
+    plans use them as seeds, and fall back to the contract's representative plans when
+    there are none."""
 
     policy: Policy = attrs.field(eq=False)
     policy_name: str = attrs.field(default=attrs.Factory(_default_name, takes_self=True))
@@ -142,7 +182,7 @@ class Target:
 
     @cached_property
     def suite(self) -> Suite:
-        return Suite.of(self.invariants)
+        return Suite.of(self.invariants, self.contract, self.services)
 
     @cached_property
     def time_blind(self) -> bool:

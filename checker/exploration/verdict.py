@@ -2,7 +2,10 @@
 
 A pass is earned: a search that executed no run, committed no write in any run, or never
 injected a fault it was asked to inject exercised nothing worth passing, and says so
-(``inconclusive``, exit 3, naming what was never exercised). The bound the systematic
+(``inconclusive``, exit 3, naming what was never exercised). The same holds plan set by
+plan set: a systematic plan set of valid plans that committed nothing, or never saw a tool
+fault in a search with deviations, is named, counts toward exit 3, and no bound is claimed
+for it. The bound the systematic
 search actually completed is part of the verdict ("exhaustive to 2 of 3 deviations"), and
 with ``require_exhaustive`` an unreached bound is inconclusive too.
 """
@@ -36,6 +39,8 @@ class ExploreVerdict:
     writes: int
     faults: int
     error_kind: str | None = None
+    inapplicable: tuple[tuple[str, str], ...] = ()
+    """Invariants with nothing to read for this contract (never evaluated), and why."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +54,7 @@ class ExploreVerdict:
             "runs": self.runs,
             "writes": self.writes,
             "faults": self.faults,
+            "inapplicable": [{"invariant": n, "reason": r} for n, r in self.inapplicable],
         }
 
 
@@ -66,6 +72,12 @@ def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
     if report.counterexample is not None:
         below = "no level" if reached is None else _deviations(reached)
         return f"exhaustive to {below} before the counterexample", reached, report.complete
+    idle = [p for p in report.plans if p.unexercised() is not None]
+    if report.complete and idle:
+        count, done = len(report.plans), len(report.plans) - len(idle)
+        names = ", ".join(repr(p.label) for p in idle)
+        text = f"exhaustive to {_deviations(searched)} on {done} of {count} plan sets"
+        return f"{text} (not exercised: {names})", reached, False
     if report.complete:
         count = len(report.plans)
         on = f" on all {count} plan sets" if count > 1 else ""
@@ -85,6 +97,15 @@ def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
         why = stopped.removeprefix("stopped early: ") or "stopped early"
         text += f" ({why})"
     return text, reached, False
+
+
+def _idle_plan_sets(result: ExploreResult) -> list[str]:
+    """The plan sets the systematic search ran without exercising them (no bound is
+    claimed for those), one line each."""
+    systematic = [r for r in result.reports if r.engine == "systematic"]
+    if not systematic:
+        return []
+    return [why for p in systematic[-1].plans if (why := p.unexercised()) is not None]
 
 
 def verdict_of(
@@ -112,6 +133,7 @@ def verdict_of(
         )
     if runs and asked > 0 and faults == 0:
         missing.append(f"no fault was injected (up to {asked} per run were asked for)")
+    missing += _idle_plan_sets(result)
     if require_exhaustive and not complete and result.counterexample is None:
         missing.append(f"--require-exhaustive: {bound}")
     found = result.counterexample
@@ -135,4 +157,5 @@ def verdict_of(
         writes=writes,
         faults=faults,
         error_kind=error_kind,
+        inapplicable=tuple((i.name, why) for i, why in target.suite.inapplicable),
     )

@@ -36,6 +36,7 @@ from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.traces.atomic import write_atomically
 
 __all__ = [
+    "STOPS_AT_HARM",
     "TRACE_FORMAT",
     "Trace",
     "TraceError",
@@ -53,6 +54,10 @@ __all__ = [
 ]
 
 TRACE_FORMAT = "txcheck-trace/1"
+
+STOPS_AT_HARM = "harm"
+"""``stops_at`` of a trace whose run went on past a hygiene failure to the harm it led to
+(harm first); a trace without it stopped at its first failure, and replays so."""
 
 
 class TraceError(InputError):
@@ -73,6 +78,13 @@ class Trace:
     """The import paths of the user's services the run used (``module:NAME``)."""
     invariants: tuple[str, ...] = ()
     """The import paths of the user's invariants the run checked."""
+    invariants_only: tuple[str, ...] = ()
+    """The invariants the run was narrowed to, by name (empty: all)."""
+    settles: bool = False
+    """The run went on past a hygiene failure to see the harm (``stops_at: "harm"``);
+    else it stopped at its first failure, and a replay must too."""
+    skip_invariants: tuple[str, ...] = ()
+    """The invariants the run did not check, by name."""
 
     @property
     def violations(self) -> list[Mapping[str, Any]]:
@@ -98,6 +110,7 @@ def trace_of(
         "plans": [plan_to_json(p) for p in plans],
         "steps": [s.to_json() for s in execution.steps],
         "violations": [f.to_json() for f in execution.failures],
+        "stops_at": STOPS_AT_HARM,
     }
     if execution.error:
         document["error"] = execution.error
@@ -256,6 +269,9 @@ def load_trace(path: str | Path) -> Trace:
         document=document,
         services=_names(document, "services", source),
         invariants=_names(document, "invariants", source),
+        invariants_only=_names(document, "invariants_only", source),
+        skip_invariants=_names(document, "skip_invariants", source),
+        settles=document.get("stops_at") == STOPS_AT_HARM,
     )
 
 
@@ -263,7 +279,7 @@ def _names(document: Mapping[str, Any], key: str, source: str) -> tuple[str, ...
     value = document.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TraceError(
-            f"'{key}' must be a list of import paths (got {type(value).__name__})",
+            f"'{key}' must be a list of strings (got {type(value).__name__})",
             source=source,
             path=f"$.{key}",
         )
@@ -277,7 +293,7 @@ def target_of(trace: Trace, policy: Policy, **settings: Any) -> Target:
 
 def replay(trace: Trace, target: Target) -> Execution:
     """Re-execute the recorded choices under ``target`` (the recorded policy or another)."""
-    return execute(target, trace.plans, choices=trace.choices)
+    return execute(target, trace.plans, choices=trace.choices, settle=trace.settles)
 
 
 def translate_deviations(document: Mapping[str, Any]) -> list[Deviation]:

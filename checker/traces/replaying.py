@@ -36,6 +36,7 @@ __all__ = [
     "first_difference",
     "replay_exact",
     "replay_faults",
+    "rerun_difference",
     "shared_plans",
 ]
 
@@ -82,7 +83,7 @@ def check_trust(
 
 def replay_exact(trace: Trace, target: Target) -> Execution:
     """The recorded choices, in order, under ``target``."""
-    return execute(target, shared_plans(trace.plans), choices=trace.choices)
+    return execute(target, shared_plans(trace.plans), choices=trace.choices, settle=trace.settles)
 
 
 @attrs.frozen(kw_only=True)
@@ -99,7 +100,7 @@ def replay_faults(trace: Trace, target: Target) -> Translated:
     ``target``'s policy's own run."""
     deviations = translate_deviations(trace.document)
     chooser = Deviations(deviations)
-    execution = execute(target, shared_plans(trace.plans), chooser=chooser)
+    execution = execute(target, shared_plans(trace.plans), chooser=chooser, settle=trace.settles)
     return Translated(execution=execution, faults=len(deviations), unplaced=len(chooser.unused))
 
 
@@ -138,9 +139,37 @@ def first_difference(trace: Trace, execution: Execution) -> str | None:
     """Where the replay under the recorded policy stops being the recorded run: the first
     step whose choice is impossible or whose request, observation or deviation differs,
     a different length, or violations that do not reproduce; None when it is the same."""
+    return _difference(
+        list(trace.document.get("steps", [])),
+        trace.violations,
+        "error" in trace.document,
+        execution,
+    )
+
+
+def rerun_difference(target: Target, execution: Execution) -> str | None:
+    """Where running ``execution``'s choices again under ``target`` gives another run (a
+    policy, service or invariant that is not a function of what it was told: its trace
+    would not replay), or None. A counterexample is checked so before it is reported."""
+    again = execute(
+        target, shared_plans(execution.plans), choices=[s.choice for s in execution.steps]
+    )
+    return _difference(
+        [s.to_json() for s in execution.steps],
+        [f.to_json() for f in execution.failures],
+        execution.error is not None,
+        again,
+    )
+
+
+def _difference(
+    recorded: list[Any],
+    violations: Sequence[Any],
+    error: bool,
+    execution: Execution,
+) -> str | None:
     if execution.divergence is not None:
         return execution.divergence.message()
-    recorded = list(trace.document.get("steps", []))
     replayed = [s.to_json() for s in execution.steps]
     for index, (want, got) in enumerate(zip(recorded, replayed, strict=False)):
         for field in _FIELDS:
@@ -156,12 +185,12 @@ def first_difference(trace: Trace, execution: Execution) -> str | None:
             f"the trace records {len(recorded)} steps, the replay takes {len(replayed)} "
             f"(from step {min(len(recorded), len(replayed))} on they differ)"
         )
-    want_violations = [(v.get("invariant"), v.get("step")) for v in trace.violations]
+    want_violations = [(v.get("invariant"), v.get("step")) for v in violations]
     got_violations = [(f.name, f.step) for f in execution.failures]
     if want_violations != got_violations:
         shown = ", ".join(f"{n} at step {s}" for n, s in got_violations) or "none"
         wanted = ", ".join(f"{n} at step {s}" for n, s in want_violations) or "none"
         return f"the recorded violations ({wanted}) do not reproduce (the replay finds: {shown})"
-    if (execution.error is None) != ("error" not in trace.document):
+    if (execution.error is None) == error:
         return "the recorded policy error does not reproduce"
     return None

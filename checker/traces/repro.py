@@ -12,6 +12,7 @@ from __future__ import annotations
 import pprint
 from collections.abc import Sequence
 
+from txcheck.exploration.loading import names_a_list
 from txcheck.exploration.session import Execution
 from txcheck.models.canonical import canonical_json
 from txcheck.models.choices import Choice
@@ -49,6 +50,11 @@ def _import(spec: str, lines: list[str]) -> str:
     return attribute
 
 
+def _spread(spec: str) -> str:
+    """``*`` when ``spec`` named a list (``invariants=(*DEFAULT_INVARIANTS, *MINE)``)."""
+    return "*" if names_a_list(spec) else ""
+
+
 def _is_default(document: object, bundled: object) -> bool:
     return canonical_json(document) == canonical_json(bundled)
 
@@ -83,10 +89,13 @@ def python_reproduction(
     trace_path: str | None = None,
     services: Sequence[str] = (),
     invariants: Sequence[str] = (),
+    checked: Sequence[str] | None = None,
 ) -> str:
     """Python that re-executes ``execution`` and asserts its first failure. It imports only
     txcheck's public API, and the user's own services and invariants by the import paths
-    given (``module:NAME``); the policy is a built-in name or an import path. A contract or
+    given (``module:NAME``, a NAME that is a list spread with ``*``); ``checked`` names the
+    invariants the run was narrowed to (None: all). The policy is a built-in name or an
+    import path. A contract or
     world that is not the bundled one is read back from ``trace_path``, the trace file
     written for this execution, or inlined when no trace file was written (None)."""
     plain_contract = _is_default(contract.document, default_contract().document)
@@ -118,12 +127,19 @@ def python_reproduction(
     user_imports: list[str] = []
     if services:
         names.add("CHECKOUT")
-        found = [_import(spec, user_imports) for spec in services]
+        found = [_spread(spec) + _import(spec, user_imports) for spec in services]
         arguments.append(f"services=(CHECKOUT, {', '.join(found)})")
+    every = "DEFAULT_INVARIANTS"
     if invariants:
+        found = [_spread(spec) + _import(spec, user_imports) for spec in invariants]
+        every = f"(*DEFAULT_INVARIANTS, {', '.join(found)})"
+    if checked is not None:
         names.add("DEFAULT_INVARIANTS")
-        found = [_import(spec, user_imports) for spec in invariants]
-        arguments.append(f"invariants=(*DEFAULT_INVARIANTS, {', '.join(found)})")
+        wanted = ", ".join(repr(n) for n in sorted(checked))
+        arguments.append(f"invariants=tuple(i for i in {every} if i.name in {{{wanted}}})")
+    elif invariants:
+        names.add("DEFAULT_INVARIANTS")
+        arguments.append(f"invariants={every}")
     choices = choices_to_replay(execution.steps)
     if choices:
         names.add("Choice")
@@ -137,7 +153,7 @@ def python_reproduction(
     lines += [f"target = Target({', '.join(arguments)})"]
     lines += ["execution = execute(target, plans, choices=choices)"]
     if execution.failures:
-        lines.append(f"assert execution.failed({execution.failures[0].name!r})")
+        lines.append(f"assert execution.failed({execution.by_harm[0].name!r})")
     elif execution.error:
         lines.append("assert execution.error is not None")
     return "\n".join(lines) + "\n"
