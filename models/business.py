@@ -4,7 +4,10 @@ Validation calls a ``BusinessCheck`` only when one is given (the CLI builds one 
 ``--world FILE``). It receives the plan's calls that passed levels ``json`` and ``schema``,
 in execution order, and projects the world's state through the earlier calls itself, so a
 rule can ask "does the order exist *by then*". It yields ``Violation``s with level
-``business``; it must not raise for a bad plan, only for bugs.
+``business``; it must not raise for a bad plan, only for bugs. A check may also have
+``not_applicable(contract, calls) -> str | None``: why it has nothing to judge those calls
+by (no rule would read anything); the level is then reported as skipped, with that reason,
+never as checked.
 """
 
 from __future__ import annotations

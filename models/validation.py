@@ -74,6 +74,9 @@ def validate(
         )
         plan_summary = {}
     checked, skipped = _levels(business)
+    idle = _idle(business, contract, plan.calls)
+    if idle is not None:  # a business level that would read nothing is not "checked"
+        business, checked, skipped = None, _WITHOUT_BUSINESS, {"business": idle}
     return Verdict(
         violations=_violations(contract, plan, business, graph_found, keys_clean=quick.keys_clean),
         levels_checked=checked,
@@ -105,6 +108,15 @@ def _levels(business: BusinessCheck | None) -> tuple[tuple[Level, ...], dict[str
 
 
 _WITHOUT_BUSINESS: tuple[Level, ...] = tuple(level for level in LEVELS if level != "business")
+
+
+def _idle(business: BusinessCheck | None, contract: Contract, calls: Sequence[Call]) -> str | None:
+    """Why ``business`` has nothing to judge ``calls`` by (its ``not_applicable``), or None."""
+    not_applicable = getattr(business, "not_applicable", None)
+    if business is None or not_applicable is None:
+        return None
+    reason = not_applicable(contract, calls)
+    return None if reason is None else str(reason)
 
 
 def _violations(

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.behaviour import behaviour_problem
+from txcheck.models.behaviour import behaviour_problem, served_tools
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import Outcome
 from txcheck.models.contract import Contract
@@ -27,7 +27,17 @@ from txcheck.models.services import ServiceSet
 from txcheck.models.verdict import Violation
 from txcheck.models.world import World
 
-__all__ = ["WorldBusinessCheck", "business_check_from_doc", "business_check_from_file"]
+__all__ = [
+    "WorldBusinessCheck",
+    "business_check_from_doc",
+    "business_check_from_file",
+    "unread_sections",
+]
+
+_GENERIC_ONLY = (
+    "no rule reads the world fixture for these calls: their tools run on generic behaviour, "
+    "which has no business rules (give the tools' own services with --services)"
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +52,15 @@ class WorldBusinessCheck:
         no annotation), or None; a caller must not report the business level as checked
         then (``validate --world`` exits 2)."""
         return behaviour_problem(contract, self.services, [c.name for c in calls])
+
+    def not_applicable(self, contract: Contract, calls: Sequence[Call]) -> str | None:
+        """Why the business level has nothing to judge ``calls`` by, or None: no call is
+        served by a registered service (generic behaviour has no business rules, so a
+        fixture section only such a service reads would go unread)."""
+        served = served_tools(contract, self.services)
+        if any(call.name in served for call in calls):
+            return None
+        return _GENERIC_ONLY
 
     def check(self, contract: Contract, calls: Sequence[Call]) -> Iterator[Violation]:
         world = World(contract=contract, fixture=self.fixture, services=self.services)
@@ -66,10 +85,14 @@ class WorldBusinessCheck:
 
 
 def business_check_from_doc(
-    document: Mapping[str, Any], *, source: str = "<world>"
+    document: Mapping[str, Any],
+    *,
+    source: str = "<world>",
+    services: tuple[ServiceSet, ...] = (CHECKOUT,),
 ) -> WorldBusinessCheck:
-    """A business check from a fixture document (a scorer case's ``world`` field)."""
-    return WorldBusinessCheck(fixture=parse_world(document, source=source))
+    """A business check from a fixture document (a scorer case's ``world`` field), run on
+    ``services``."""
+    return WorldBusinessCheck(fixture=parse_world(document, source=source), services=services)
 
 
 def business_check_from_file(
@@ -77,3 +100,81 @@ def business_check_from_file(
 ) -> WorldBusinessCheck:
     """A business check from a fixture file (``--world FILE``), run on ``services``."""
     return WorldBusinessCheck(fixture=load_world(path), services=tuple(services))
+
+
+def unread_sections(fixture: WorldFixture, services: Sequence[ServiceSet]) -> list[str]:
+    """The fixture's non-empty sections no service reads when it builds its state
+    (``catalog``, ``orders``, ``principals``, each ``services.NAME``): data a user wrote
+    for rules that are not there (a ledger's accounts, without the ledger service)."""
+    document = fixture.document
+    read: set[str] = set()
+    for service in services:
+        try:
+            service.initial_state(_Tracked(document, read, ""))
+        except Exception:
+            continue  # a broken service is reported where its state is built for a run
+    unread = []
+    for name, value in document.items():
+        if name in ("format", "tenant") or not value:
+            continue
+        if name == "services" and isinstance(value, Mapping):
+            unread += [
+                f"services.{k}" for k, v in value.items() if v and f"services.{k}" not in read
+            ]
+        elif name not in read:
+            unread.append(name)
+    return sorted(unread)
+
+
+class _Tracked(dict[str, Any]):
+    """A fixture document that notes which sections are read (``services`` one level
+    down); iterating over a whole level counts as reading all of it."""
+
+    def __init__(self, data: Mapping[str, Any], read: set[str], prefix: str) -> None:
+        super().__init__(data)
+        self._read = read
+        self._prefix = prefix
+
+    def _seen(self, key: object) -> None:
+        self._read.add(f"{self._prefix}{key}")
+
+    def _all(self) -> None:
+        for key in dict.keys(self):
+            self._seen(key)
+
+    def _wrap(self, key: str, value: Any) -> Any:
+        if not self._prefix and key == "services" and isinstance(value, Mapping):
+            return _Tracked(value, self._read, "services.")
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        self._seen(key)
+        return self._wrap(key, dict.__getitem__(self, key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._seen(key)
+        return self._wrap(key, dict.get(self, key, default)) if key in self else default
+
+    def __contains__(self, key: object) -> bool:
+        self._seen(key)
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._all()
+        return dict.__iter__(self)
+
+    def items(self) -> Any:
+        self._all()
+        return dict.items(self)
+
+    def values(self) -> Any:
+        self._all()
+        return dict.values(self)
+
+    def keys(self) -> Any:
+        self._all()
+        return dict.keys(self)
+
+    def copy(self) -> dict[str, Any]:
+        self._all()
+        return dict(self)

@@ -101,9 +101,10 @@ def test_a_tool_without_behaviour_makes_the_case_a_bad_line(
     assert "cases.jsonl:1: stage 2 cannot run: tool 'launch' has no behaviour" in err
 
 
-def _gift_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
-    """Stage two's fault-free outcome under guarded for one gift card of 500 cents, in a
-    world whose gift-card budget is 100: the real service refuses it."""
+def _gift_case(tmp_path: Path, *, world: bool) -> list[str]:
+    """A case of one gift card of 500 cents; with ``world``, in a world whose gift-card
+    budget is 100 (else the bundled world, whose budget is 0): the real service refuses
+    it."""
     contract = ROOT / "examples" / "custom_service" / "contract.json"
     send = (
         "send_gift_card",
@@ -116,10 +117,16 @@ def _gift_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: st
         },
     )
     expect = {"calls": [{"name": send[0], "arguments": send[1]}]}
-    world = {**default_fixture().document, "services": {"gift_cards": {"budget": 100}}}
-    case = {"id": "gift", "proposal": _openai(send), "expect": expect, "world": world}
-    cases = _cases(tmp_path, case)
-    main(["evaluate", str(contract), cases, "--json", *extra])
+    case: dict[str, Any] = {"id": "gift", "proposal": _openai(send), "expect": expect}
+    if world:
+        case["world"] = {**default_fixture().document, "services": {"gift_cards": {"budget": 100}}}
+    return [str(contract), _cases(tmp_path, case)]
+
+
+def _gift_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    """Stage two's fault-free outcome under guarded for the gift card (no world in the
+    case: stage one has no business level, stage two runs on the bundled world)."""
+    main(["evaluate", *_gift_case(tmp_path, world=False), "--json", *extra])
     out = json.loads(capsys.readouterr().out)
     stage2 = out["cases"][0]["stage2"]
     assert stage2 is not None, out["cases"][0]["skipped"]
@@ -133,3 +140,20 @@ def test_user_services_reach_stage_two(tmp_path: Path, capsys: pytest.CaptureFix
     # annotations give the tool a generic behaviour that commits
     assert _gift_outcome(tmp_path, capsys, "--services", service) == "nothing_committed"
     assert _gift_outcome(tmp_path, capsys) == "completed"
+
+
+def test_user_services_judge_stage_one_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the case's world, the user's service refuses the card already at stage one
+    (its business level), so the invalid proposal is not run; without the service, no
+    rule reads the world's gift-card section and the level is not applicable."""
+    service = "examples.custom_service.gift_cards:GIFT_CARDS"
+    arguments = _gift_case(tmp_path, world=True)
+    main(["evaluate", *arguments, "--json", "--services", service])
+    case = json.loads(capsys.readouterr().out)["cases"][0]
+    assert case["stage2"] is None and "budget_exhausted" in case["skipped"]
+    main(["evaluate", *arguments, "--json"])
+    case = json.loads(capsys.readouterr().out)["cases"][0]
+    assert case["stage2"] is not None
+    assert "business" not in case["stage1"]["strict"]["levels_checked"]

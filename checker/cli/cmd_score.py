@@ -35,6 +35,16 @@ def register(subparsers: Any) -> None:
         metavar="[CONTRACT] CASES.jsonl",
         help="contract JSON file (optional), then one scorer case per line",
     )
+    parser.add_argument(
+        "--services",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help=(
+            "your own ServiceSet (or a list) next to checkout: a case's 'world' fixture is "
+            "judged by its rules too; repeatable"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print the score object as JSON")
     parser.set_defaults(run=run, usage_error=parser.error)
 
@@ -67,11 +77,12 @@ def _paths(args: argparse.Namespace) -> tuple[str | None, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from txcheck.cli.consoles import report_console
     from txcheck.cli.progress_line import LineProgress
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line
+    from txcheck.exploration.loading import load_services
+    from txcheck.models.checkout import CHECKOUT
     from txcheck.models.contract_loader import load_contract
     from txcheck.scoring.case_contracts import CaseContracts
     from txcheck.scoring.cases import LineError, iter_cases, open_cases
@@ -79,13 +90,14 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.scoring.scorer import SummaryBuilder, exit_code, score_cases
 
     contract_path, cases_path = _paths(args)
+    services = (CHECKOUT, *load_services(args.services))
     contract = load_contract(contract_path) if contract_path is not None else None
     if contract is not None:
         from txcheck.cli.contract_warnings import warn_about
 
         warn_about("score", contract)
     source = cases_path
-    console = Console()
+    console = report_console()
     stream = None if args.json else ScoreStream(source)
     writer = JsonScoreWriter(sys.stdout) if args.json else None
     progress = LineProgress("cases scored")
@@ -93,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     errors: list[LineError] = []
     with open_cases(cases_path) as handle:
         items = iter_cases(iter_lines(handle))
-        for item in score_cases(items, CaseContracts(contract), source=source):
+        scored = score_cases(items, CaseContracts(contract), source=source, services=services)
+        for item in scored:
             if isinstance(item, LineError):
                 errors.append(item)
             else:

@@ -95,11 +95,14 @@ def world_check(args: argparse.Namespace) -> Any:
     machinery is only loaded when a world is given."""
     if not args.world:
         return None
+    from txcheck.cli.contract_warnings import warn_unread
     from txcheck.exploration.loading import load_services
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.world_rules import business_check_from_file
 
-    return business_check_from_file(args.world, (CHECKOUT, *load_services(args.services)))
+    check = business_check_from_file(args.world, (CHECKOUT, *load_services(args.services)))
+    warn_unread("validate", check.fixture, check.services)
+    return check
 
 
 def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) -> int:
@@ -128,9 +131,8 @@ def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) ->
     if args.json:
         print(json.dumps(verdict.to_json(), sort_keys=True, indent=2))
     else:
-        from rich.console import Console
-
+        from txcheck.cli.consoles import report_console
         from txcheck.cli.render_verdict import VerdictReport
 
-        Console().print(VerdictReport(contract=contract, plan=plan, verdict=verdict))
+        report_console().print(VerdictReport(contract=contract, plan=plan, verdict=verdict))
     return EXIT_OK if verdict.valid else EXIT_FOUND

@@ -402,7 +402,7 @@ def evaluate_cases(
         if isinstance(item, LineError):
             yield item
             continue
-        for result in score_cases((item,), contracts, source=source):
+        for result in score_cases((item,), contracts, source=source, services=chosen.services):
             if isinstance(result, LineError):
                 yield result
                 continue

@@ -9,17 +9,19 @@ sub-metrics. The audited (legacy) score is computed next to it, for comparison.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
 
-from txcheck.models.business import BusinessCheck
+from txcheck.models.business import NO_WORLD, BusinessCheck
 from txcheck.models.canonical import canonical_json
+from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
 from txcheck.models.errors import InputError, ProposalFormatError
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.services import ServiceSet
 from txcheck.models.validation import proven_valid, validate
 from txcheck.models.verdict import LEVELS, Level, Violation
 from txcheck.models.world_rules import business_check_from_doc
@@ -147,20 +149,22 @@ def exit_code(summary: Summary) -> int:
 _NO_WORLD = "no world fixture in the case (its 'world' field)"
 
 
-def _business(case: Case) -> BusinessCheck | None:
-    """The business checker for the case's world fixture (``None`` without one: the level
-    is skipped). A malformed fixture raises ``WorldFixtureError`` (the line becomes a bad
-    line)."""
+def _business(case: Case, services: Sequence[ServiceSet]) -> BusinessCheck | None:
+    """The business checker for the case's world fixture, run on ``services`` (``None``
+    without a fixture: the level is skipped). A malformed fixture raises
+    ``WorldFixtureError`` (the line becomes a bad line)."""
     if case.world is None:
         return None
-    return business_check_from_doc(case.world, source=f"line {case.line} world")
+    return business_check_from_doc(
+        case.world, source=f"line {case.line} world", services=tuple(services)
+    )
 
 
 def _levels(
     checked: tuple[Level, ...], skipped: Mapping[str, str]
 ) -> tuple[tuple[str, ...], dict[str, str]]:
     """The levels checked and skipped, with the scorer's reason when business is skipped."""
-    if "business" in skipped:
+    if skipped.get("business") == NO_WORLD:
         return checked, {**skipped, "business": _NO_WORLD}
     return checked, dict(skipped)
 
@@ -296,9 +300,11 @@ def score_case(
 _SCHEMA_LEVELS = ("json", "schema")
 
 
-def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
+def _score(
+    context: ScoringContext, case: Case, source: str, services: Sequence[ServiceSet] = (CHECKOUT,)
+) -> CaseResult:
     contract = context.contract
-    business = _business(case)
+    business = _business(case, services)
     try:
         plan = parse_proposal(case.proposal, source=f"{source}:{case.line}")
     except ProposalFormatError as error:
@@ -368,9 +374,14 @@ def _score(context: ScoringContext, case: Case, source: str) -> CaseResult:
 
 
 def score_cases(
-    items: Iterable[Case | LineError], contracts: CaseContracts, *, source: str
+    items: Iterable[Case | LineError],
+    contracts: CaseContracts,
+    *,
+    source: str,
+    services: Sequence[ServiceSet] = (CHECKOUT,),
 ) -> Iterator[CaseResult | LineError]:
-    """Score cases as they come (a generator: nothing is held), passing bad lines through.
+    """Score cases as they come (a generator: nothing is held), passing bad lines through;
+    a case's world fixture is judged by ``services`` (checkout's, and a user's own).
 
     A case whose ``tools`` are not a valid contract, or whose world fixture is malformed,
     becomes a bad line; the others are still scored.
@@ -385,17 +396,22 @@ def score_cases(
             yield LineError(line=item.line, message=error.problem)
             continue
         try:
-            yield _score(context, item, source)
+            yield _score(context, item, source, services)
         except InputError as error:
             yield LineError(line=item.line, message=f"'world': {error.problem}")
 
 
-def score_file(contract: Contract | None, cases: CaseFile) -> ScoreReport:
+def score_file(
+    contract: Contract | None, cases: CaseFile, services: Sequence[ServiceSet] = (CHECKOUT,)
+) -> ScoreReport:
     """Score every case of a file (each under its own ``tools`` when it has them, else
     ``contract``); a case whose tools or world fixture is malformed becomes a bad line."""
     results: list[CaseResult] = []
     errors = list(cases.errors)
-    for item in score_cases(cases.cases, CaseContracts(contract), source=cases.source):
+    scored = score_cases(
+        cases.cases, CaseContracts(contract), source=cases.source, services=services
+    )
+    for item in scored:
         if isinstance(item, LineError):
             errors.append(item)
         else:
