@@ -14,8 +14,8 @@ carries the numbered steps, the state diff, the trace file it wrote (under
 ``.txcheck/traces/``, one per test class, replaced by the next failure) and a Python
 reproduction that runs as printed: the policy is named by its import path. Services and
 invariants given as import paths (``"module:NAME"``) are named in it too; ones given as
-objects are listed for you to pass. Failures go to the Hypothesis example database of your
-settings profile, as for any Hypothesis test.
+objects are listed for you to pass. Failures are kept in txcheck's example database
+(``.txcheck/examples``, as ``txcheck explore`` keeps them) unless you pass ``database=...``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 
 from txcheck.cli.render_trace import counterexample_report, render_text
+from txcheck.exploration.example_db import open_database
 from txcheck.exploration.hypothesis_engine import PHASES
 from txcheck.exploration.loading import (
     DEFAULT_POLICY_TIMEOUT,
@@ -38,7 +39,7 @@ from txcheck.exploration.loading import (
 from txcheck.exploration.machine import machine_class
 from txcheck.exploration.readiness import check_ready
 from txcheck.exploration.session import Execution
-from txcheck.exploration.target import Bounds, Budget, Target
+from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
@@ -138,6 +139,8 @@ def txcheck_testcase(
         "report_multiple_bugs": False,
         "phases": PHASES,
     }
+    if "database" not in hypothesis_settings:  # beside the traces, not a .hypothesis/ of its own
+        chosen["database"] = open_database(DEFAULT_DATABASE)
     testcase.settings = settings(**{**chosen, **hypothesis_settings})
     testcase.__name__ = name
     return testcase

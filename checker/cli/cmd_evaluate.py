@@ -21,9 +21,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from rich.console import Console
-
 from txcheck.cli import EXIT_INCONCLUSIVE
+from txcheck.cli.consoles import report_console
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.render_evaluation import EvaluationView
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         document = {**report.to_json(), "warnings": warnings}
         print(json.dumps(document, sort_keys=True, indent=2, allow_nan=False))
     else:
-        Console().print(EvaluationView(report))
+        report_console().print(EvaluationView(report))
     shown = one_line(source, None)
     for error in report.errors:
         message = one_line(error.message, None)

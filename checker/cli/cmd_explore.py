@@ -26,7 +26,7 @@ from rich.console import Console
 
 from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK, HYPOTHESIS_HOME
 from txcheck.cli.arguments import natural, positive_int, positive_seconds
-from txcheck.cli.contract_warnings import warn_about
+from txcheck.cli.contract_warnings import warn_about, warn_unread
 from txcheck.cli.progress import ExploreProgress
 from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
@@ -46,6 +46,7 @@ from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.fixture import WorldFixture, default_fixture, load_world
 from txcheck.models.proposal_parser import load_proposal
 from txcheck.traces.document import check_writable, trace_of, write_trace
+from txcheck.traces.replaying import rerun_difference
 from txcheck.traces.repro import python_reproduction
 
 __all__ = ["DEFAULT_TRACE", "register", "run"]
@@ -274,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
     code = user_code(args)
     target = _target(args, loaded, code)
     warnings = warn_about("explore", target.contract)
+    if args.world:
+        warnings += warn_unread("explore", target.fixture, target.services)
     deadline = Deadline(target.budget.time_budget)
     workers = _workers(args)
     progress = ExploreProgress(Console(stderr=True))
@@ -329,11 +332,13 @@ def run(args: argparse.Namespace) -> int:
                         trace_path=None if unwritten else args.trace_out,
                         services=code.service_specs,
                         invariants=code.invariant_specs,
+                        checked=code.checked(),
                     ),
                     found_by=found.found_by,
                     services=code.service_specs,
                     invariants=code.invariant_specs,
-                )
+                ),
+                crop=False,  # the replay command and the Python are whole, never cut
             )
     if args.json:
         trace = None if unwritten else args.trace_out
@@ -359,6 +364,16 @@ def run(args: argparse.Namespace) -> int:
     if unwritten is not None:
         sys.stdout.flush()
         raise unwritten
+    if found is not None and verdict.outcome == "counterexample" and not found.execution.hung:
+        drift = rerun_difference(target, found.execution)
+        if drift is not None:  # its trace would not replay: not a counterexample to trust
+            sys.stdout.flush()
+            raise user_code_error(
+                "policy",
+                "the same choices run again give another run, so the trace would not "
+                f"replay ({drift}): the policy, a service or an invariant depends on "
+                "something txcheck does not control (time, randomness, global state)",
+            )
     if found is not None and verdict.outcome == "error":
         sys.stdout.flush()
         raise user_code_error(

@@ -25,7 +25,7 @@ from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
-from txcheck.cli.user_code import add_user_code_options
+from txcheck.cli.user_code import add_user_code_options, select_invariants
 from txcheck.exploration.loading import (
     DEFAULT_POLICY_TIMEOUT,
     load_invariants,
@@ -233,12 +233,15 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_policy(policy, timeout=args.policy_timeout)
     services = args.services or (list(trace.services) if args.trust_trace else [])
     invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
+    only = args.invariants_only or list(trace.invariants_only)  # names are data: no trust
+    skipped = args.skip_invariant or list(trace.skip_invariants)
+    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants))
     target = target_of(
         trace,
         loaded.policy,
         policy_name=loaded.spec,
         services=(CHECKOUT, *load_services(services)),
-        invariants=(*DEFAULT_INVARIANTS, *load_invariants(invariants)),
+        invariants=select_invariants(checks, only, skipped),
     )
     same_policy = args.policy is None or args.policy == trace.policy
     execution = replay_exact(trace, target)
@@ -263,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False)
         print(printable_json(text))
     else:
-        report_console().print(report)
+        report_console().print(report, crop=False)
     if difference is not None:
         raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)
     if final.error is not None:

@@ -15,9 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.consoles import report_console
 from txcheck.cli.render_scenarios import ScenariosReport
 from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.models.contract_loader import default_contract
@@ -81,5 +80,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(files.summary, sort_keys=True, indent=2))
     else:
         shown = args.out.rstrip("/") or "/"
-        Console().print(ScenariosReport(runs=runs, summary=files.summary, where=shown))
+        report_console().print(ScenariosReport(runs=runs, summary=files.summary, where=shown))
     return EXIT_OK if files.ok else EXIT_FOUND

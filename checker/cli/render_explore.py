@@ -98,3 +98,15 @@ class ExploreSummary:
             yield Text(f"  {line or 'none'}")
             if missing:
                 yield Text(f"  never taken: {', '.join(missing)}")
+            if key == "invariants" and verdict is not None and verdict.inapplicable:
+                yield Text("Not applicable (nothing to read, never evaluated):", style="bold")
+                for reason, names in _by_reason(verdict.inapplicable):
+                    yield Text(f"  {one_line(', '.join(names) + ': ' + reason, None)}")
+
+
+def _by_reason(inapplicable: tuple[tuple[str, str], ...]) -> list[tuple[str, list[str]]]:
+    """Invariants that do not apply, grouped by why (in order of first appearance)."""
+    groups: dict[str, list[str]] = {}
+    for name, reason in inapplicable:
+        groups.setdefault(reason, []).append(name)
+    return list(groups.items())

@@ -23,6 +23,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.consoles import report_console
 from txcheck.cli.safe_text import block, one_line
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
@@ -31,16 +32,6 @@ from txcheck.models.runner import Run, Step
 from txcheck.traces.json_diff import json_diff
 
 __all__ = ["CounterexampleReport", "counterexample_report", "render_text", "report_console"]
-
-REPORT_WIDTH = 120
-"""Width of reports written to a file or a pipe (a terminal keeps its own width)."""
-
-
-def report_console() -> Console:
-    """The stdout console for traces: a terminal's width, else ``REPORT_WIDTH`` columns, so
-    a saved report keeps its step table readable."""
-    console = Console()
-    return console if console.is_terminal else Console(width=REPORT_WIDTH)
 
 
 def _compact(value: Any, limit: int = 60) -> str:
@@ -122,7 +113,7 @@ class CounterexampleReport:
         steps = execution.steps
         policy = one_line(self.policy, None)
         if execution.failures:
-            names = one_line(", ".join(f.name for f in execution.failures), None)
+            names = one_line(", ".join(f.name for f in execution.by_harm), None)
             head = f"Counterexample: policy {policy} violates {names}"
         else:
             head = f"Policy error: policy {policy} raised an error"  # not a counterexample
@@ -132,7 +123,7 @@ class CounterexampleReport:
             f"{'' if execution.deviations == 1 else 's'} from the default schedule"
             + (f" (found by {one_line(self.found_by, None)})" if self.found_by else "")
         )
-        for failure in execution.failures:
+        for failure in execution.by_harm:
             where = f"after step {failure.step}" if failure.step is not None else "at quiescence"
             name = one_line(f"{failure.name} ({failure.kind}, {where}):", None)
             yield Text(name, style="bold")
@@ -154,10 +145,11 @@ class CounterexampleReport:
                 services=self.services,
                 invariants=self.invariants,
             )
-            yield Text(f"  {one_line(command, None)}")
+            # a command and code are copied, not read: never wrapped inside an argument
+            yield Text(f"  {one_line(command, None)}", no_wrap=True, overflow="ignore")
         if self.reproduction:
             yield Text("Reproduce in Python:", style="bold")
-            yield Text(block(self.reproduction.rstrip("\n")))
+            yield Text(block(self.reproduction.rstrip("\n")), no_wrap=True, overflow="ignore")
 
     def _steps_table(self, steps: Sequence[Step]) -> Table:
         table = Table(title="Steps (* = deviation)", title_justify="left", box=None)
@@ -232,7 +224,7 @@ def counterexample_report(
     if execution.error is not None:
         step = None  # re-running user code that raised or hung would raise or hang again
     elif execution.failures:
-        step = execution.failures[0].step
+        step = execution.by_harm[0].step
     elif execution.steps:
         step = len(execution.steps) - 1
     if step is not None and step >= len(execution.steps):
@@ -260,7 +252,7 @@ def counterexample_report(
 def render_text(renderable: Any, *, width: int = 100) -> str:
     """Plain text of a renderable (for notes and tests)."""
     console = Console(width=width, color_system=None, file=io.StringIO())
-    console.print(renderable)
+    console.print(renderable, crop=False)
     output = console.file
     assert isinstance(output, io.StringIO)
     return output.getvalue()

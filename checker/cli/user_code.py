@@ -1,4 +1,5 @@
-"""``--services`` and ``--invariants``: a user's own services and invariants, by import path.
+"""``--services`` and ``--invariants``: a user's own services and invariants, by import path;
+``--invariants-only`` and ``--skip-invariant``: which invariants a run checks, by name.
 
 Shared by every command that runs plans (explore, replay, evaluate, scenarios, and validate
 with ``--world``). What they name is imported from the current directory, like a policy.
@@ -7,6 +8,7 @@ with ``--world``). What they name is imported from the current directory, like a
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -14,9 +16,16 @@ import attrs
 from txcheck.exploration.loading import load_invariants, load_services
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
+from txcheck.models.errors import InputError
 from txcheck.models.services import ServiceSet
 
-__all__ = ["UserCode", "add_user_code_options", "user_code"]
+__all__ = [
+    "UserCode",
+    "add_invariant_selection",
+    "add_user_code_options",
+    "select_invariants",
+    "user_code",
+]
 
 
 def add_user_code_options(parser: Any) -> None:
@@ -34,6 +43,46 @@ def add_user_code_options(parser: Any) -> None:
         metavar="MODULE:NAME",
         help="your own invariant (or a list of them) next to the built-in ones; repeatable",
     )
+    add_invariant_selection(parser)
+
+
+def add_invariant_selection(parser: Any) -> None:
+    parser.add_argument(
+        "--invariants-only",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="check only the invariants named (built-in or your own)",
+    )
+    parser.add_argument(
+        "--skip-invariant",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="do not check the invariants named",
+    )
+
+
+def select_invariants(
+    invariants: Sequence[Invariant], only: Sequence[str] = (), skip: Sequence[str] = ()
+) -> tuple[Invariant, ...]:
+    """``invariants`` narrowed to ``only`` (when given) and without ``skip``; a name that
+    is none of them, or a selection that leaves none, is bad usage (``InputError``)."""
+    known = {i.name for i in invariants}
+    for option, names in (("--invariants-only", only), ("--skip-invariant", skip)):
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise InputError(
+                f"no invariant named {', '.join(map(repr, unknown))} (known: "
+                f"{', '.join(sorted(known))})",
+                source=option,
+            )
+    chosen = tuple(
+        i for i in invariants if (not only or i.name in only) and i.name not in set(skip)
+    )
+    if not chosen:
+        raise InputError("the selection leaves no invariant to check", source="--skip-invariant")
+    return chosen
 
 
 @attrs.frozen(kw_only=True)
@@ -45,24 +94,43 @@ class UserCode:
     invariants: tuple[Invariant, ...]
     service_specs: tuple[str, ...] = ()
     invariant_specs: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    def checked(self) -> tuple[str, ...] | None:
+        """The names of the invariants checked when a selection narrowed them, else None."""
+        if not self.only and not self.skipped:
+            return None
+        return tuple(i.name for i in self.invariants)
 
     def record(self) -> dict[str, Any]:
-        """What a trace records: the import paths, only when there are any."""
+        """What a trace records: the import paths and the selection by name, only when
+        there are any."""
         data: dict[str, Any] = {}
         if self.service_specs:
             data["services"] = list(self.service_specs)
         if self.invariant_specs:
             data["invariants"] = list(self.invariant_specs)
+        if self.only:
+            data["invariants_only"] = list(self.only)
+        if self.skipped:
+            data["skip_invariants"] = list(self.skipped)
         return data
 
 
 def user_code(args: argparse.Namespace) -> UserCode:
-    """Checkout and the user's services; the built-in and the user's invariants."""
+    """Checkout and the user's services; the built-in and the user's invariants, narrowed
+    by ``--invariants-only`` and ``--skip-invariant``."""
     services = tuple(args.services or ())
     invariants = tuple(args.invariants or ())
+    only = tuple(getattr(args, "invariants_only", None) or ())
+    skipped = tuple(getattr(args, "skip_invariant", None) or ())
+    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants))
     return UserCode(
         services=(CHECKOUT, *load_services(services)),
-        invariants=(*DEFAULT_INVARIANTS, *load_invariants(invariants)),
+        invariants=select_invariants(checks, only, skipped),
         service_specs=services,
         invariant_specs=invariants,
+        only=only,
+        skipped=skipped,
     )

@@ -53,6 +53,7 @@ __all__ = [
     "load_invariants",
     "load_policy",
     "load_services",
+    "names_a_list",
     "origin",
     "watchdog_available",
 ]
@@ -276,8 +277,19 @@ id stays its own): ``module:NAME``, or ``module:NAME#i`` for item ``i`` of a lis
 
 
 def _remember(spec: str, value: object, items: Sequence[object]) -> None:
+    if items is value:
+        _LISTS.add(spec)
     for index, item in enumerate(items):
         _ORIGINS[id(item)] = (item, spec if item is value else f"{spec}#{index}")
+
+
+_LISTS: set[str] = set()
+
+
+def names_a_list(spec: str) -> bool:
+    """Whether ``spec`` (``module:NAME``, loaded by ``load_services`` or
+    ``load_invariants``) named a list of them rather than one."""
+    return spec in _LISTS
 
 
 def origin(obj: object) -> str | None:
