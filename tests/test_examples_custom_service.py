@@ -45,6 +45,8 @@ def test_the_example_runs_as_documented() -> None:
     assert "gc_1, gc_2" in lost and "one_gift_card_per_order" in lost
     guarded = [line for line in lines[1:-1] if line[31:39].strip() == "guarded"]
     assert len(guarded) == 4 and all(line.endswith(" ok") for line in guarded)
+    readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
+    assert done.stdout in readme, "the README shows another output: paste the new one"
 
 
 def test_guarded_voids_the_gift_card_first_when_confirm_is_declined(gift_cards: ModuleType) -> None:

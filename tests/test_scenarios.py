@@ -587,3 +587,9 @@ def test_a_failed_write_is_one_line_naming_the_file(
         "(No space left on device)\n"
     )
     assert os.listdir(tmp_path) == []
+
+
+def test_the_docs_show_the_golden_hash() -> None:
+    """docs/scenarios.md shows the result file's SHA-256: the golden one."""
+    docs = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    assert f"sha256 {GOLDEN.read_text().strip()}" in docs
