@@ -25,6 +25,7 @@ import attrs
 import jsonschema
 
 from txcheck.models.errors import WorldFixtureError
+from txcheck.models.input_files import read_regular
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 
 __all__ = ["FIXTURE_SCHEMA", "WorldFixture", "default_fixture", "load_world", "parse_world"]
@@ -134,7 +135,7 @@ def load_world(path: str | Path) -> WorldFixture:
     """Read and check a fixture file; every problem is a one-line ``WorldFixtureError``."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path, error=WorldFixtureError)
     except OSError as error:
         raise WorldFixtureError(
             f"cannot read world fixture ({error.strerror})", source=source

@@ -20,12 +20,12 @@ import os
 import re
 import sys
 from itertools import accumulate
-from pathlib import Path
 from typing import Any, cast
 
 import attrs
 
 from txcheck.models.errors import InputError, TxcheckError
+from txcheck.models.input_files import read_regular
 from txcheck.models.json_path import STRING_PATTERN, line_column, locate, parse_path
 
 __all__ = [
@@ -361,10 +361,12 @@ def load_json_document(
     error: type[InputError] = InputError,
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> JsonDocument:
-    """Read and strictly parse a JSON file. Every failure is ``error`` (an ``InputError``)."""
+    """Read and strictly parse a JSON file. Every failure is ``error`` (an ``InputError``);
+    a pipe, a device or a file over ``MAX_DOCUMENT_BYTES`` is refused unread
+    (``txcheck.models.input_files``)."""
     source = os.fspath(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path, error=error)
     except FileNotFoundError:
         raise error("file not found", source=source) from None
     except IsADirectoryError:

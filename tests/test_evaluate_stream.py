@@ -87,14 +87,19 @@ def test_a_line_that_is_not_utf8_spoils_that_line_only(
 
 
 def test_an_endless_line_is_one_bad_line_not_a_memory_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A regular file with no end of line past the skip limit (sparse: nothing is written
+    to the disk); /dev/zero itself is refused unread (tests/test_input_files.py)."""
     monkeypatch.setattr(reading, "MAX_SKIP_BYTES", 8 * 1024 * 1024)  # keep the test quick
-    assert main(["evaluate", CONTRACT, "/dev/zero", "--json"]) == 2
+    endless = tmp_path / "endless.jsonl"
+    with open(endless, "wb") as handle:
+        handle.truncate(reading.MAX_LINE_BYTES + 9 * 1024 * 1024)
+    assert main(["evaluate", CONTRACT, str(endless), "--json"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["summary"]["errors"] == 1
-    assert err.startswith("txcheck evaluate: /dev/zero:1: line is longer than 16 MiB")
-    assert err.count("\n") == 1
+    assert err.startswith(f"txcheck evaluate: {endless}:1: line is longer than 16 MiB")
+    assert "stopped reading here" in err and err.count("\n") == 1
 
 
 class _Terminal(io.StringIO):

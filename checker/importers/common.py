@@ -11,7 +11,9 @@ from typing import IO, Any
 
 from txcheck.models.canonical import printable_json
 from txcheck.models.errors import InputError
+from txcheck.models.input_files import open_regular, read_regular
 from txcheck.models.strict_json import StrictJsonError, loads_strict
+from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = [
     "ImportStats",
@@ -26,9 +28,11 @@ _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def read_json(path: Path) -> Any:
-    """A whole JSON file; unreadable or invalid JSON is an ``InputError`` with its place."""
+    """A whole JSON file; unreadable or invalid JSON is an ``InputError`` with its place, and
+    so is a pipe, a device or a file over ``MAX_DOCUMENT_BYTES``
+    (``txcheck.models.input_files``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the file: {error}", source=str(path)) from None
     try:
@@ -40,23 +44,19 @@ def read_json(path: Path) -> Any:
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each non-blank line; a bad line is an ``InputError``."""
+    """``(line number, value)`` for each non-blank line; a bad line is an ``InputError``.
+    Lines are read as cases files are (``txcheck.scoring.reading``): one at a time, each
+    at most ``MAX_LINE_BYTES``; a pipe or a device is refused."""
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)
     except OSError as error:
         raise InputError(
             f"cannot read the file: {error.strerror or error}", source=str(path)
         ) from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(
-                    f"not UTF-8 ({error.reason})", source=str(path), line=number
-                ) from None
-            if not text.strip():
-                continue
+        for number, text in iter_lines(handle):
+            if isinstance(text, LineError):
+                raise InputError(text.message, source=str(path), line=number)
             try:
                 yield number, loads_strict(text)
             except StrictJsonError as error:

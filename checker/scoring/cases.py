@@ -25,6 +25,7 @@ from typing import IO, Any
 import attrs
 
 from txcheck.models.errors import InputError
+from txcheck.models.input_files import open_regular
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.scoring.patterns import (
@@ -375,9 +376,10 @@ def _collect(items: Iterable[Case | LineError], source: str) -> CaseFile:
 
 
 def open_cases(path: str | Path) -> IO[bytes]:
-    """Open a cases file for ``iter_lines``; an unreadable file is an ``InputError``."""
+    """Open a cases file for ``iter_lines``; an unreadable file is an ``InputError``, and so
+    is a pipe or a device (``txcheck.models.input_files``)."""
     try:
-        return Path(path).open("rb")
+        return open_regular(path)
     except OSError as error:
         raise InputError(
             f"cannot read the cases file: {error.strerror or error}", source=str(path)

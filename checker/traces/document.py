@@ -30,6 +30,7 @@ from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import InputError
 from txcheck.models.fixture import WorldFixture, parse_world
+from txcheck.models.input_files import MAX_TRACE_BYTES, read_regular
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
 from txcheck.models.strict_json import StrictJsonError, loads_strict
@@ -151,16 +152,13 @@ _KINDS = (
     (stat.S_ISFIFO, "is a named pipe, not a regular file"),
     (stat.S_ISSOCK, "is a socket, not a regular file"),
 )
-_LARGEST_TRACE = 256 * 1024 * 1024
-"""A bigger file is not taken for a trace (it is not read to find out)."""
 
 
 def is_trace_file(path: str | Path) -> bool:
-    """Whether ``path`` holds a ``txcheck-trace/1`` document."""
+    """Whether ``path`` holds a ``txcheck-trace/1`` document (a file larger than
+    ``MAX_TRACE_BYTES`` is not read to find out)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_LARGEST_TRACE + 1)
-        document = json.loads(data) if len(data) <= _LARGEST_TRACE else None
+        document = json.loads(read_regular(path, limit=MAX_TRACE_BYTES))
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == TRACE_FORMAT
@@ -230,7 +228,7 @@ def load_trace(path: str | Path) -> Trace:
     """Read a trace file; a malformed one is a one-line ``TraceError``."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path, limit=MAX_TRACE_BYTES, error=TraceError)
     except OSError as error:
         raise TraceError(f"cannot read trace ({error.strerror})", source=source) from None
     try:
