@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 
 from txcheck.cli import main
 from txcheck.importers.bfcl import bfcl_cases, convert_schema
-from txcheck.importers.common import tool_names
+from txcheck.importers.common import is_imported_cases, tool_names
 from txcheck.importers.tau2 import tau2_cases
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import CaseResult, score_file
@@ -278,7 +280,85 @@ def test_an_output_that_cannot_be_written_is_one_line_not_a_traceback(
     shop = str(FIXTURES / "tau2" / "shop")
     assert main(["import", "tau2", shop, "--out", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert err == f"txcheck import: error: {folder}: cannot write: Is a directory\n"
+    assert err == f"txcheck import: error: {folder}: is a folder\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
     assert main(["import", "tau2", shop, "--out", str(tmp_path / "no" / "c.jsonl")]) == 2
-    assert "No such file or directory" in capsys.readouterr().err
+    assert f"the folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err
+
+
+# -- what --out may replace (hostile corpus) ------------------------------------------------
+
+SHOP = str(FIXTURES / "tau2" / "shop")
+
+
+def _refused(out: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    assert main(["import", "tau2", SHOP, "--out", str(out), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"txcheck import: error: {out}: "), err
+    return err
+
+
+def test_out_refuses_a_named_pipe_and_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "cases.jsonl"
+    os.mkfifo(fifo)
+    for extra in ((), ("--force",)):
+        assert "is a named pipe, not a regular file" in _refused(fifo, capsys, *extra)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["cases.jsonl"]  # no temporary file left
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_out_refuses_a_device_and_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As root, --out /dev/null used to replace the device with a regular file: here a
+    copy of /dev/null's node (1, 3) of the test's own stands for it."""
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    for extra in ((), ("--force",)):
+        assert "is a character device, not a regular file" in _refused(null, capsys, *extra)
+        assert stat.S_ISCHR(os.lstat(null).st_mode)
+
+
+def test_out_keeps_an_unrelated_file_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": true}\n')
+    err = _refused(notes, capsys)
+    assert "exists and is not a cases file txcheck import wrote" in err and "--force" in err
+    assert notes.read_text() == '{"mine": true}\n'
+    hand_written = tmp_path / "cases.jsonl"  # a scorer cases file, but not an import's
+    hand_written.write_text(json.dumps({"id": "a", "proposal": {}, "expect": {}}) + "\n")
+    _refused(hand_written, capsys)
+    assert main(["import", "tau2", SHOP, "--out", str(notes), "--force"]) == 0
+    assert [json.loads(x)["id"] for x in notes.read_text().splitlines()] == ["shop:1", "shop:2"]
+
+
+def test_out_replaces_its_own_previous_output_and_an_empty_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cases.jsonl"
+    out.write_text("")
+    assert main(["import", "tau2", SHOP, "--out", str(out)]) == 0
+    first = out.read_bytes()
+    assert main(["import", "bfcl", str(BFCL), "--category", "parallel", "--out", str(out)]) == 0
+    assert out.read_bytes() != first and b'"source":"bfcl"' in out.read_bytes()
+    assert is_imported_cases(out) and is_imported_cases(tmp_path / "empty.jsonl") is False
+
+
+def test_out_refuses_a_symbolic_link_and_force_replaces_the_link_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside.jsonl"
+    assert main(["import", "tau2", SHOP, "--out", str(outside)]) == 0
+    before = outside.read_bytes()
+    capsys.readouterr()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(outside)
+    assert "is a symbolic link" in _refused(link, capsys)
+    argv = ["import", "bfcl", str(BFCL), "--category", "parallel", "--out", str(link)]
+    assert main([*argv, "--force"]) == 0
+    assert not link.is_symlink() and outside.read_bytes() == before

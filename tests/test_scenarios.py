@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -550,8 +551,11 @@ def test_human_output(runs: dict[str, ScenarioRun]) -> None:
     assert text == EXPECTED_TABLE.format(sha=sha)
 
 
-def test_planted_symbolic_links_are_replaced_not_written_through(
-    runs: dict[str, ScenarioRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_planted_symbolic_links_are_refused_and_replaced_with_force_never_written_through(
+    runs: dict[str, ScenarioRun],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     out, outside = tmp_path / "out", tmp_path / "outside.txt"
     out.mkdir()
@@ -559,13 +563,63 @@ def test_planted_symbolic_links_are_replaced_not_written_through(
     for name in (RAW_NAME, SUMMARY_NAME):
         (out / name).symlink_to(outside)
     monkeypatch.setattr(cmd_scenarios, "run_all", lambda **_: list(runs.values()))
-    assert main(["scenarios", "--out", str(out), "--json"]) == 0
+    assert main(["scenarios", "--out", str(out), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"txcheck scenarios: error: {out / RAW_NAME}: is a symbolic link (it would be "
+        "replaced, not written through); use --force to replace the link\n"
+    )
+    assert main(["scenarios", "--out", str(out), "--json", "--force"]) == 0
     assert outside.read_bytes() == b"not yours\n"
     assert sorted(os.listdir(out)) == [RAW_NAME, SUMMARY_NAME]  # no temporary file left
     assert not any((out / name).is_symlink() for name in (RAW_NAME, SUMMARY_NAME))
     raw = (out / RAW_NAME).read_bytes()
     assert hashlib.sha256(raw).hexdigest() == GOLDEN.read_text().strip()
     assert json.loads((out / SUMMARY_NAME).read_text())["raw_results"]["runs"] == 19
+
+
+def _no_runs(**_: object) -> list[ScenarioRun]:
+    raise AssertionError("the scenarios ran although their output was refused")
+
+
+@pytest.mark.parametrize("name", [RAW_NAME, SUMMARY_NAME])
+def test_a_named_pipe_under_a_result_name_is_refused_before_the_runs(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(tmp_path / name)
+    monkeypatch.setattr(cmd_scenarios, "run_all", _no_runs)
+    assert main(["scenarios", "--out", str(tmp_path), "--force"]) == 2
+    assert capsys.readouterr().err == (
+        f"txcheck scenarios: error: {tmp_path / name}: is a named pipe, not a regular file\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(tmp_path / name).st_mode)
+    assert os.listdir(tmp_path) == [name]
+
+
+_KINDS = {RAW_NAME: "scenario results file", SUMMARY_NAME: "txcheck-scenarios/1 file"}
+
+
+@pytest.mark.parametrize("name", [RAW_NAME, SUMMARY_NAME])
+def test_an_unrelated_file_under_a_result_name_is_kept_unless_forced(
+    name: str,
+    runs: dict[str, ScenarioRun],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / name).write_text('{"my": "notes"}\n')
+    monkeypatch.setattr(cmd_scenarios, "run_all", _no_runs)
+    assert main(["scenarios", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"txcheck scenarios: error: {tmp_path / name}: exists and is not a {_KINDS[name]}"
+    )
+    assert (tmp_path / name).read_text() == '{"my": "notes"}\n'
+    monkeypatch.setattr(cmd_scenarios, "run_all", lambda **_: list(runs.values()))
+    assert main(["scenarios", "--out", str(tmp_path), "--force", "--json"]) == 0
+    assert main(["scenarios", "--out", str(tmp_path), "--json"]) == 0  # its own: replaced
+    raw = (tmp_path / RAW_NAME).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == GOLDEN.read_text().strip()
 
 
 def test_a_failed_write_is_one_line_naming_the_file(

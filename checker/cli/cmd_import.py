@@ -2,7 +2,10 @@
 
 The cases carry their own tools, so ``txcheck score CASES.jsonl`` needs no contract. The
 output file is written whole or not at all (a temporary file renamed at the end), so a
-bad input file never leaves half a cases file behind. Exit 0, or 2 on bad input.
+bad input file never leaves half a cases file behind. ``--out`` is checked before anything
+is read (``txcheck.traces.destination``): a device, a pipe, a folder or a symbolic link is
+refused, and so is an existing file that is not a cases file ``txcheck import`` wrote,
+unless ``--force``. Exit 0, or 2 on bad input.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="declare BFCL's string leniency (case, whitespace, punctuation) in each case",
     )
-    bfcl.add_argument("--out", required=True, metavar="FILE", help="cases file to write")
+    _out_options(bfcl)
     tau2 = kinds.add_parser("tau2", help="tau2-bench domain folder -> cases")
     tau2.add_argument("domain_dir", metavar="DOMAIN_DIR", help="folder with tasks.json")
     tau2.add_argument(
@@ -55,17 +58,35 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="the domain's tool schemas (default: DOMAIN_DIR/tools.json)",
     )
-    tau2.add_argument("--out", required=True, metavar="FILE", help="cases file to write")
+    _out_options(tau2)
     parser.set_defaults(run=run)
+
+
+def _out_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, metavar="FILE", help="cases file to write")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out file even when txcheck import did not write it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from txcheck.cli.safe_text import one_line
     from txcheck.importers.bfcl import CATEGORIES, import_bfcl
+    from txcheck.importers.common import is_imported_cases
     from txcheck.importers.tau2 import import_tau2
     from txcheck.models.errors import InputError
     from txcheck.traces.atomic import replacing
+    from txcheck.traces.destination import Output, check_destination
 
+    cases = Output(
+        what="the cases file",
+        kind="cases file txcheck import wrote",
+        option="--out",
+        ours=is_imported_cases,
+    )
+    check_destination(args.out, cases, force=args.force)
     out = Path(args.out)
     try:
         with replacing(out, encoding="utf-8") as handle:

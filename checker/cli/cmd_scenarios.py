@@ -3,7 +3,9 @@
 Runs every scenario under ``guarded`` and every control under its control policy, writes
 ``raw_results.jsonl`` and ``summary.json`` into ``--out`` (default ``./txcheck-results``),
 and exits 0 only when all 14 scenarios pass and all 5 controls show their expected
-failure, 1 otherwise. ``--json`` prints the summary document. ``--services`` and
+failure, 1 otherwise. What holds the two file names is checked before the runs: a device,
+a pipe, a folder, a symbolic link or a file that is not a previous result file is kept and
+refused (exit 2) unless ``--force``. ``--json`` prints the summary document. ``--services`` and
 ``--invariants`` add the user's own: every run is then held to their invariants too (a
 scenario that breaks one fails), and their services serve the tools they handle.
 """
@@ -22,7 +24,7 @@ from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError
 from txcheck.models.fixture import default_fixture
-from txcheck.scenarios.results import write_results
+from txcheck.scenarios.results import check_results, write_results
 from txcheck.scenarios.run import run_all
 
 __all__ = ["DEFAULT_OUT", "register", "run"]
@@ -51,6 +53,12 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_OUT,
         help=f"folder for the result files (default: ./{DEFAULT_OUT})",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace raw_results.jsonl and summary.json in --out even when they are not "
+        "result files (or are symbolic links)",
+    )
     add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
     parser.set_defaults(run=run)
@@ -64,13 +72,14 @@ def run(args: argparse.Namespace) -> int:
         raise OutputDirError(
             f"cannot create the results folder ({error.strerror or error})", source=args.out
         ) from None
+    check_results(out, force=args.force)  # before the runs, not after them
     code = user_code(args)
     contract, fixture = default_contract(), default_fixture()
     runs = run_all(
         contract=contract, fixture=fixture, services=code.services, invariants=code.invariants
     )
     try:
-        files = write_results(runs, out, contract=contract, fixture=fixture)
+        files = write_results(runs, out, contract=contract, fixture=fixture, force=args.force)
     except OSError as error:
         raise OutputDirError(
             f"cannot write the results ({error.strerror or error})",

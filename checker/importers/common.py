@@ -16,8 +16,10 @@ from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.scoring.reading import LineError, iter_lines
 
 __all__ = [
+    "IMPORT_SOURCES",
     "ImportStats",
     "chat_proposal",
+    "is_imported_cases",
     "read_json",
     "read_jsonl",
     "tool_names",
@@ -25,6 +27,9 @@ __all__ = [
 ]
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+IMPORT_SOURCES = frozenset({"bfcl", "tau2"})
+"""The ``meta.source`` of every case an importer writes."""
 
 
 def read_json(path: Path) -> Any:
@@ -63,6 +68,32 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise InputError(
                     f"not valid JSON: {error.problem}", source=str(path), line=number
                 ) from None
+
+
+def is_imported_cases(path: str | Path) -> bool:
+    """Whether ``path`` is a cases file ``txcheck import`` wrote (its first line is a case
+    whose ``meta.source`` is an importer's), or empty: the one kind of file ``import
+    --out`` replaces without ``--force`` (a file of blank lines holds nothing to lose).
+    Reads the first line only (at most 16 MiB)."""
+    try:
+        with open_regular(path) as handle:
+            first = next(iter_lines(handle), None)
+    except (OSError, ValueError):  # InputError: a pipe or a device
+        return False
+    if first is None:
+        return True
+    text = first[1]
+    try:
+        case = loads_strict(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):  # StrictJsonError
+        return False
+    meta = case.get("meta") if isinstance(case, dict) else None
+    return (
+        isinstance(case, dict)
+        and {"id", "proposal", "expect"} <= case.keys()
+        and isinstance(meta, dict)
+        and meta.get("source") in IMPORT_SOURCES
+    )
 
 
 def tool_names(names: Sequence[str]) -> dict[str, str]:

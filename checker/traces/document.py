@@ -9,12 +9,8 @@ policy it reports the first step where the recorded choice is no longer possible
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +31,7 @@ from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.traces.atomic import write_atomically
+from txcheck.traces.destination import Output, OutputPathError, check_destination
 
 __all__ = [
     "STOPS_AT_HARM",
@@ -140,18 +137,8 @@ def write_trace(document: Mapping[str, Any], path: str | Path, *, force: bool = 
     write_atomically(path, dumps_trace(document).encode("utf-8"))
 
 
-class TraceOutError(InputError):
+class TraceOutError(OutputPathError):
     """A path a trace cannot or must not be written to."""
-
-
-_KINDS = (
-    (stat.S_ISDIR, "is a folder"),
-    (stat.S_ISLNK, "is a symbolic link (it would be replaced, not written through)"),
-    (stat.S_ISCHR, "is a character device, not a regular file"),
-    (stat.S_ISBLK, "is a block device, not a regular file"),
-    (stat.S_ISFIFO, "is a named pipe, not a regular file"),
-    (stat.S_ISSOCK, "is a socket, not a regular file"),
-)
 
 
 def is_trace_file(path: str | Path) -> bool:
@@ -164,53 +151,17 @@ def is_trace_file(path: str | Path) -> bool:
     return isinstance(document, dict) and document.get("format") == TRACE_FORMAT
 
 
-def _existing(path: str, force: bool) -> None:
-    """Refuse to replace what is not a trace (anything but a regular file never)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise TraceOutError(f"cannot use this path: {error.strerror}", source=path) from None
-    for kind, problem in _KINDS:
-        if kind(mode) and not (force and stat.S_ISLNK(mode)):
-            raise TraceOutError(
-                problem + ("; use --force to replace the link" if stat.S_ISLNK(mode) else ""),
-                source=path,
-            )
-    if stat.S_ISREG(mode) and not force and not is_trace_file(path):
-        raise TraceOutError(
-            f"exists and is not a {TRACE_FORMAT} file; not overwritten (use --force to "
-            "replace it, or another --trace-out)",
-            source=path,
-        )
+TRACE_OUTPUT = Output(
+    what="the trace", kind=f"{TRACE_FORMAT} file", option="--trace-out", ours=is_trace_file
+)
 
 
 def check_writable(path: str | Path, *, force: bool = False) -> None:
     """Raise ``TraceOutError`` (one line naming ``path``) unless a trace can be written
-    there: a non-empty file path in an existing folder that accepts new files, and no
-    existing file other than a trace (any regular file with ``force``). Creates and removes
-    a probe file in the folder, the one test of writability that also holds for root."""
-    text = str(path)
-    if not text:
-        raise TraceOutError("the trace path is empty; expected a file name", source="''")
-    if text.endswith(("/", os.sep)):
-        raise TraceOutError("names a folder; expected a file name", source=text)
-    folder = os.path.dirname(text) or "."
-    if not os.path.isdir(folder):
-        problem = "does not exist" if not os.path.lexists(folder) else "is not a folder"
-        raise TraceOutError(f"the folder {folder} {problem}", source=text)
-    _existing(text, force)
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".txcheck-probe-", suffix=".tmp")
-    except OSError as error:
-        raise TraceOutError(
-            f"cannot create a file in the folder {folder} ({error.strerror or error})",
-            source=text,
-        ) from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+    there (``txcheck.traces.destination``): a non-empty file path in an existing folder
+    that accepts new files, and no existing file other than a trace (any regular file
+    with ``force``)."""
+    check_destination(path, TRACE_OUTPUT, force=force, error=TraceOutError)
 
 
 def _need(document: Mapping[str, Any], key: str, kind: type, source: str) -> Any:
