@@ -49,6 +49,7 @@ from txcheck.models.fixture import WorldFixture, default_fixture
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
 from txcheck.models.services import ServiceSet
+from txcheck.traces.destination import planted_link
 from txcheck.traces.document import trace_of, write_trace
 from txcheck.traces.repro import python_reproduction
 
@@ -153,8 +154,9 @@ def _write(
     services: Sequence[str],
     invariants: Sequence[str],
 ) -> str | None:
-    """Write the failure's trace to ``path``; the path, or None when it could not be."""
-    if path is None:
+    """Write the failure's trace to ``path``; the path, or None when it could not be (or
+    when a symbolic link is planted in its folder's path: it is not written through)."""
+    if path is None or planted_link(Path(path).parent) is not None:
         return None
     extra: dict[str, Any] = {"engine": "hypothesis"}
     if services:

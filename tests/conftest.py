@@ -3,6 +3,7 @@ only by the tests that ask for them."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -29,9 +30,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """A real ``redis-server`` on a free loopback port, nothing saved to disk."""
+@contextlib.contextmanager
+def redis_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A real ``redis-server`` on a free loopback port, nothing saved to disk: its URL and
+    its process (a test may kill it); skipped where redis-server is not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
@@ -52,8 +54,15 @@ def redis_url() -> Iterator[str]:
                 time.sleep(0.05)
         else:
             pytest.fail(f"redis-server did not answer on port {port}")
-        yield f"redis://127.0.0.1:{port}"
+        yield f"redis://127.0.0.1:{port}", server
     finally:
         client.close()
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real ``redis-server`` shared by the session's tests (``redis_server``)."""
+    with redis_server() as (url, _):
+        yield url

@@ -9,16 +9,25 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import free_port
-from hypothesis.database import DirectoryBasedExampleDatabase
+from conftest import free_port, redis_server
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    ExampleDatabase,
+    InMemoryExampleDatabase,
+)
 
 from txcheck.cli import main
-from txcheck.exploration.example_db import KEY_PREFIX, check_database, open_database
+from txcheck.exploration.example_db import (
+    KEY_PREFIX,
+    CacheDatabase,
+    check_database,
+    open_database,
+)
 from txcheck.exploration.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.target import Bounds, Budget, Deadline, Target
 from txcheck.models.errors import InputError
@@ -150,3 +159,128 @@ def test_two_commands_share_a_counterexample_through_redis(tmp_path: Path, redis
     notes = [json.loads(r.stdout)["engines"][0]["notes"] for r in (first, second)]
     assert _first_failure(notes[1]) == 1  # an empty database needs more: see above
     assert not (one / ".txcheck" / "examples").exists()  # nothing went to the directory
+
+
+# -- the database is a cache: its failure never costs the result (hostile corpus) ---------
+
+KILLER = """
+import os
+import signal
+
+from txcheck.invariants import always
+
+KILLED = [False]
+
+
+@always(name="kill_redis_once")
+def kill_once(view):
+    \"\"\"Never fails; kills the Redis server the first time it is checked: after the search
+    read the database (Hypothesis reads it first), before it saves its failure there.\"\"\"
+    if not KILLED[0]:
+        KILLED[0] = True
+        os.kill(int(os.environ["REDIS_PID"]), signal.SIGKILL)
+    return []
+"""
+
+
+def test_a_redis_server_that_dies_mid_run_costs_a_warning_not_the_counterexample(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "redis_killer.py").write_text(KILLER, encoding="utf-8")
+    with redis_server() as (url, server):
+        argv = ["--policy", POLICY, "--engine", "hypothesis", "--no-seeds", "--max-faults", "2"]
+        argv += ["--example-db", f"{url}/0", "--invariants", "redis_killer:kill_once"]
+        done = subprocess.run(
+            [sys.executable, "-m", "txcheck", "explore", *argv, "--json"],
+            cwd=tmp_path,
+            env={**os.environ, "REDIS_PID": str(server.pid)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert server.wait(timeout=30) == -9  # it was killed mid-run, as planned
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith(f"txcheck: warning: the example database {url}/0 failed (")
+    assert "the search goes on without it" in warnings[0]
+    found = json.loads(done.stdout)["counterexample"]
+    assert found is not None and found["trace"] == "txcheck-counterexample.json"
+    trace = json.loads((tmp_path / "txcheck-counterexample.json").read_text(encoding="utf-8"))
+    assert trace["format"] == "txcheck-trace/1" and trace["policy"] == POLICY
+
+
+class _Broken(ExampleDatabase):
+    """A database whose every operation fails, as a dead server's does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def _fail(self) -> None:
+        self.calls += 1
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        self._fail()
+        return []
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._fail()
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._fail()
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._fail()
+
+
+def test_a_failing_database_warns_once_then_is_an_empty_cache(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    broken = _Broken()
+    cache = CacheDatabase(broken, "redis://127.0.0.1:1/0")
+    cache.save(b"k", b"v")
+    assert list(cache.fetch(b"k")) == []
+    cache.delete(b"k", b"v")
+    cache.move(b"k", b"j", b"v")
+    assert broken.calls == 1  # not tried again once it failed
+    assert capsys.readouterr().err == (
+        "txcheck: warning: the example database redis://127.0.0.1:1/0 failed "
+        "(ConnectionError: Error 111 connecting to 127.0.0.1:1. Connection refused.); the "
+        "search goes on without it (nothing more is read from it or saved to it)\n"
+    )
+
+
+def test_a_database_that_works_is_used_through_the_cache() -> None:
+    inner = InMemoryExampleDatabase()
+    cache = CacheDatabase(inner, "memory")
+    cache.save(b"k", b"v")
+    cache.move(b"k", b"j", b"v")
+    assert list(cache.fetch(b"j")) == [b"v"] and list(inner.fetch(b"j")) == [b"v"]
+    cache.delete(b"j", b"v")
+    assert list(inner.fetch(b"j")) == [] and cache.failure is None
+
+
+def test_a_planted_txcheck_link_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkout whose .txcheck points elsewhere: the search warns once and runs without
+    an example database; nothing is written through the link."""
+    work, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / ".txcheck").symlink_to(elsewhere)
+    monkeypatch.chdir(work)
+    argv = ["explore", "--policy", "naive", "--engine", "hypothesis", "--no-seeds"]
+    assert main([*argv, "--max-examples", "50", "--max-faults", "1", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "txcheck: warning: .txcheck is a symbolic link; the example database "
+        ".txcheck/examples is not used through it: the search runs without one (remove "
+        "the link, or choose a database with --example-db)\n"
+    )
+    assert list(elsewhere.iterdir()) == []  # neither examples nor Hypothesis' caches
+    assert (work / "txcheck-counterexample.json").exists()

@@ -369,6 +369,21 @@ def test_a_reproduction_on_another_world_runs_with_or_without_a_trace_file(
     assert (done.returncode, done.stderr) == (0, "")
 
 
+def test_a_planted_txcheck_link_is_not_written_through(in_tmp: Path, tmp_path: Path) -> None:
+    """A checkout whose .txcheck points elsewhere: the failing test's trace is not written
+    (the report then names no trace file), and nothing lands where the link points."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (in_tmp / ".txcheck").symlink_to(elsewhere)
+    testcase = txcheck_testcase(
+        KeepsTheMoney(), plans=[(PLAN,)], max_examples=300, database=None, derandomize=True
+    )
+    result = _outcome(testcase)
+    assert len(result.failures) == 1
+    assert "load_trace" not in _reproduction(result.failures[0][1])
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_the_pytest_example_policy_keeps_the_money() -> None:
     """One deviation (the confirmation declined) and the saga never refunds."""
     deviation = Deviation(action="complete", outcome="permanent_error", tool="confirm_order")

@@ -16,6 +16,7 @@ import errno
 import importlib
 import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
@@ -30,6 +31,7 @@ __all__ = [
     "EXIT_OK",
     "HYPOTHESIS_HOME",
     "console_main",
+    "hypothesis_home",
     "main",
     "version",
 ]
@@ -127,7 +129,9 @@ SEARCHING: frozenset[str] = frozenset({"explore", "evaluate", "scenarios", "repl
 """Commands that may run Hypothesis: its files go under ``HYPOTHESIS_HOME``."""
 HYPOTHESIS_HOME = ".txcheck/hypothesis"
 """Where Hypothesis keeps its own files (its Unicode and constants caches), relative to
-the current directory: every file txcheck writes unasked lives under ``.txcheck/``."""
+the current directory: every file txcheck writes unasked lives under ``.txcheck/``. When a
+symbolic link is planted in that path, a temporary folder (removed afterwards) is used
+instead: nothing is written through the link."""
 
 
 @contextlib.contextmanager
@@ -140,12 +144,28 @@ def _hypothesis_under_txcheck(command: str) -> Iterator[None]:
         return
     from hypothesis import configuration
 
+    from txcheck.traces.destination import planted_link
+
     previous = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(HYPOTHESIS_HOME)
-    try:
-        yield
-    finally:
-        configuration.set_hypothesis_home_dir(previous)
+    with contextlib.ExitStack() as stack:
+        home = HYPOTHESIS_HOME
+        if planted_link(home) is not None:  # only caches live there: a fresh one will do
+            home = stack.enter_context(tempfile.TemporaryDirectory(prefix="txcheck-hypothesis-"))
+        configuration.set_hypothesis_home_dir(home)
+        _HOME[0] = home
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(previous)
+            _HOME[0] = HYPOTHESIS_HOME
+
+
+_HOME = [HYPOTHESIS_HOME]
+
+
+def hypothesis_home() -> str:
+    """Where the running command keeps Hypothesis' files (for the workers it starts)."""
+    return _HOME[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

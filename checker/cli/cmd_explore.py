@@ -11,7 +11,9 @@ only on a terminal; ``--json`` prints one JSON object on stdout. ``--trace-out``
 checked before the search (``check_writable``); a write that still fails after it is
 reported after the whole report (exit 2), so the counterexample is never lost unseen.
 Hypothesis keeps its files under ``.txcheck/`` (``txcheck.cli.HYPOTHESIS_HOME``), never
-in a ``.hypothesis/`` of the current directory.
+in a ``.hypothesis/`` of the current directory, and never through a symbolic link planted
+there (the example database is then not used, with a warning: ``txcheck.exploration.
+example_db``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
-from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK, HYPOTHESIS_HOME
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK, hypothesis_home
 from txcheck.cli.arguments import natural, positive_int, positive_seconds
 from txcheck.cli.contract_warnings import warn_about, warn_unread
 from txcheck.cli.progress import ExploreProgress
@@ -34,7 +36,7 @@ from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
-from txcheck.exploration.example_db import check_database
+from txcheck.exploration.example_db import check_database, forget_warnings
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
 from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
@@ -170,7 +172,7 @@ def _workers(args: argparse.Namespace) -> AbstractContextManager[Workers | None]
         return cluster.cluster_workers(args.scheduler, args.workers)
     # Hypothesis writes a cache when imported: the workers keep theirs where the command does.
     return cluster.local_workers(
-        args.workers, env={"HYPOTHESIS_STORAGE_DIRECTORY": HYPOTHESIS_HOME}
+        args.workers, env={"HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_home()}
     )
 
 
@@ -270,6 +272,7 @@ def _result_json(
 
 
 def run(args: argparse.Namespace) -> int:
+    forget_warnings()  # this command warns once about its example database
     check_writable(args.trace_out, force=args.force)  # before the search, not after it
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
     code = user_code(args)

@@ -6,17 +6,39 @@ workers of a cluster and the runners of a CI pipeline replay each other's failur
 Keys are those Hypothesis derives from the target (``machine.target_digest``), so every
 run of the same target, wherever it runs, reads and writes the same entries. The Redis
 client is imported only for a ``redis://`` location.
+
+The database is a cache: it only changes which examples are tried first, never a
+verdict. So a search holds it through ``CacheDatabase``: when it fails mid-run (a Redis
+server that dies, a full disk), one warning goes to stderr and the search goes on without
+it; the counterexample found, its trace and the exit code are what they would have been.
+The default directory (``DEFAULT_DATABASE``) is not used through a symbolic link planted in
+its path (a ``.txcheck`` that points elsewhere): ``planted_database_link`` finds it, and the
+search warns once and runs without an example database.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from txcheck.cli.safe_text import one_line
+from txcheck.exploration.target import DEFAULT_DATABASE
 from txcheck.models.errors import InputError
+from txcheck.traces.destination import planted_link
 
-__all__ = ["KEY_PREFIX", "check_database", "is_redis", "open_database"]
+__all__ = [
+    "KEY_PREFIX",
+    "CacheDatabase",
+    "check_database",
+    "forget_warnings",
+    "is_redis",
+    "open_database",
+    "planted_database_link",
+    "warn_once",
+]
 
 KEY_PREFIX = b"txcheck-example:"
 """What txcheck's keys in a shared Redis start with."""
@@ -81,3 +103,87 @@ def check_database(location: str) -> None:
             f"cannot reach the Redis example database at {location}: {error}",
             source="--example-db",
         ) from None
+
+
+_WARNED: set[str] = set()
+
+
+def forget_warnings() -> None:
+    """Warn again: each command (``main`` may run several in one process) warns once."""
+    _WARNED.clear()
+
+
+def warn_once(message: str) -> None:
+    """``message`` as one warning line on stderr, the first time it is given."""
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    print(f"txcheck: warning: {one_line(message, None)}", file=sys.stderr, flush=True)
+
+
+def planted_database_link(location: str) -> str | None:
+    """The symbolic link in the default database directory's path (``.txcheck`` or
+    ``.txcheck/examples``), if there is one: the search must not write through it. Any
+    other location is the user's own choice and is used as it is."""
+    return planted_link(location) if location == DEFAULT_DATABASE else None
+
+
+class CacheDatabase(ExampleDatabase):
+    """``inner`` used as a cache: its first failure is warned about once, and from then on
+    it is neither read nor written (an empty database that keeps nothing)."""
+
+    def __init__(self, inner: ExampleDatabase, location: str) -> None:
+        super().__init__()
+        self.inner = inner
+        self.location = location
+        self.failure: str | None = None
+
+    def __repr__(self) -> str:
+        return f"CacheDatabase({self.inner!r})"
+
+    def _failed(self, error: Exception) -> None:
+        if self.failure is None:
+            self.failure = f"{type(error).__name__}: {error}"
+            warn_once(
+                f"the example database {self.location} failed ({self.failure}); the search "
+                "goes on without it (nothing more is read from it or saved to it)"
+            )
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return iter(self._fetched(key))
+
+    def _fetched(self, key: bytes) -> list[bytes]:
+        if self.failure is not None:
+            return []
+        try:
+            return list(self.inner.fetch(key))
+        except Exception as error:  # redis.ConnectionError, OSError: a cache may fail
+            self._failed(error)
+            return []
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if self.failure is None:
+            try:
+                self.inner.save(key, value)
+            except Exception as error:
+                self._failed(error)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        if self.failure is None:
+            try:
+                self.inner.delete(key, value)
+            except Exception as error:
+                self._failed(error)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        if self.failure is None:
+            try:
+                self.inner.move(src, dest, value)
+            except Exception as error:
+                self._failed(error)
+
+    def _start_listening(self) -> None:
+        """Nobody listens to a cache (Hypothesis' search does not)."""
+
+    def _stop_listening(self) -> None:
+        """See ``_start_listening``."""

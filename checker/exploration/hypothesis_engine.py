@@ -22,7 +22,12 @@ from hypothesis.errors import Flaky
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
-from txcheck.exploration.example_db import open_database
+from txcheck.exploration.example_db import (
+    CacheDatabase,
+    open_database,
+    planted_database_link,
+    warn_once,
+)
 from txcheck.exploration.machine import (
     BudgetExpired,
     InvariantViolation,
@@ -52,11 +57,21 @@ def _quiet(_: Any) -> None:
 
 def example_database(target: Target) -> ExampleDatabase | None:
     """The target's example database (a directory or Redis, ``txcheck.exploration.
-    example_db``): none for a seeded (reproducible) search."""
+    example_db``), held as a cache (``CacheDatabase``: its failure never ends the search):
+    none for a seeded (reproducible) search, and none, with a warning, when the default
+    directory's path holds a planted symbolic link."""
     budget = target.budget
     if budget.seed is not None or budget.database is None:
         return None
-    return open_database(budget.database)
+    link = planted_database_link(budget.database)
+    if link is not None:
+        warn_once(
+            f"{link} is a symbolic link; the example database {budget.database} is not "
+            "used through it: the search runs without one (remove the link, or choose "
+            "a database with --example-db)"
+        )
+        return None
+    return CacheDatabase(open_database(budget.database), budget.database)
 
 
 def confirm(target: Target, found: Execution) -> Execution:
