@@ -6,14 +6,17 @@ reproduces, 0 when it is and the trace records none, 2 (naming the first differi
 when it is not. Under another policy (``--policy``), the exact choices are fed back; where
 that policy cannot follow them, the recorded *faults* are replayed at the matching points
 of its own run instead, and the report says how many found no place: exit 1 when an
-invariant fails, 0 when the policy passes. A trace is data: what it names is imported
-only when the user names it too (or passes ``--trust-trace``).
+invariant fails, 0 when the policy passes. A trace that records no plan with a call and no
+step exercises nothing: exit 3 (inconclusive), one line on stderr, never a pass. A trace
+is data: what it names is imported only when the user names it too (or passes
+``--trust-trace``), and its structure is checked whole before anything runs (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +24,7 @@ import attrs
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
@@ -59,7 +62,8 @@ def register(subparsers: Any) -> None:
             "Re-execute a txcheck trace under its policy or another one. Under the recorded "
             "policy: exit 1 when the recorded run and violation reproduce, 0 when the trace "
             "records none, 2 when the replay is not the recorded run. Under --policy OTHER: "
-            "exit 1 when an invariant fails, 0 when the policy passes. 2 on bad input."
+            "exit 1 when an invariant fails, 0 when the policy passes. 2 on bad input, "
+            "3 when the trace records nothing to replay."
         ),
     )
     parser.add_argument("trace", metavar="TRACE", help="trace file (txcheck-trace/1)")
@@ -219,8 +223,23 @@ class ReplayReport:
             )
 
 
+def _exercises_nothing(trace: Trace) -> bool:
+    """Whether replaying ``trace`` would run nothing and compare nothing: no plan with a
+    call and no recorded step. (Steps without a plan, or a plan without its steps, are
+    not the run they claim: the replay says where, exit 2.)"""
+    return not trace.choices and not any(plan.calls for plan in trace.plans)
+
+
 def run(args: argparse.Namespace) -> int:
     trace = load_trace(args.trace)
+    if _exercises_nothing(trace):  # never "passes this trace": nothing was checked
+        shown = one_line(args.trace, None)
+        print(
+            f"txcheck replay: {shown}: inconclusive: the trace records no plan with a call "
+            "and no step, so replaying it exercises nothing",
+            file=sys.stderr,
+        )
+        return EXIT_INCONCLUSIVE
     check_trust(
         trace,
         policy=args.policy,

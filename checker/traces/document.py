@@ -32,6 +32,7 @@ from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.traces.atomic import write_atomically
 from txcheck.traces.destination import Output, OutputPathError, check_destination
+from txcheck.traces.trace_schema import check_structure
 
 __all__ = [
     "STOPS_AT_HARM",
@@ -176,7 +177,9 @@ def _need(document: Mapping[str, Any], key: str, kind: type, source: str) -> Any
 
 
 def load_trace(path: str | Path) -> Trace:
-    """Read a trace file; a malformed one is a one-line ``TraceError``."""
+    """Read a trace file; a malformed one is a one-line ``TraceError``: not strict JSON, not
+    matching its digest, or (the digest being unkeyed, anyone can recompute it) not of the
+    ``txcheck-trace/1`` structure (``txcheck.traces.trace_schema``), with its JSON path."""
     source = str(path)
     try:
         data = read_regular(path, limit=MAX_TRACE_BYTES, error=TraceError)
@@ -201,13 +204,14 @@ def load_trace(path: str | Path) -> Trace:
             source=source,
             path="$.digest",
         )
+    check_structure(document, source=source, error=TraceError)  # the digest is unkeyed
     policy = _need(document, "policy", str, source)
     contract = parse_contract(_need(document, "contract", dict, source), source=source)
     fixture = parse_world(_need(document, "world", dict, source), source=source)
     try:
         plans = tuple(plan_from_json(p) for p in _need(document, "plans", list, source))
         choices = tuple(Choice.from_json(s) for s in _need(document, "steps", list, source))
-    except (KeyError, TypeError, AttributeError) as error:
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise TraceError(f"malformed plan or step ({error})", source=source) from None
     return Trace(
         policy=policy,
