@@ -55,12 +55,14 @@ FIXTURE = default_fixture()
 HOSTILE = {
     "markup": "[bold red]R[/bold red][link=file:///etc/passwd]L[/link]",
     "controls": "\x1b[2J\x1b]0;t\x07\x1b]8;;http://x\x1b\\o\x1b]8;;\x1b\\\x07\x9b31m\x9d\u202e!",
+    "zero-width": "pay\u200bpal\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u2028\u00ad!",
 }
 """Each at most 64 characters, so it fits an order id of the checkout contract."""
 
 SHOWN = {
     "markup": ["[bold red]R", "[link=file:///etc/passwd]"],
     "controls": ["\\x1b[2J", "\\x1b]0;t"],
+    "zero-width": ["pay\\u200bpal"],
 }
 """What must appear literally in the output for each hostile string."""
 
@@ -73,7 +75,10 @@ def _name(h: str) -> str:
 
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
-_FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+    "\u200b-\u200f\u2060\ufeff\u061c\u2028\u2029\u00ad]"
+)
 
 
 def assert_safe(output: str, kind: str, *, shown: bool = True, named: bool = False) -> None:

@@ -2,12 +2,15 @@
 model's output) made safe to print.
 
 Such a string is never rich markup and never reaches the terminal raw: control characters
-(ESC, BEL, CR, DEL, the C1 codes U+0080-U+009F) and the bidirectional overrides that can
-make a line read differently from what it holds are shown as ``\\x1b``/``\\u202e``-style
-escapes, and lone surrogates as ``\\udcxx``. Escaping comes before any cut, so a cut
-string can never end inside an escape sequence (an unterminated OSC would swallow what
-follows). ``plain`` and ``plain_block`` wrap the result in a rich ``Text``, which rich never
-parses for markup (``[bold]``, ``[link=...]`` print literally).
+(ESC, BEL, CR, DEL, the C1 codes U+0080-U+009F), the bidirectional controls that can make
+a line read differently from what it holds (U+202A-U+202E, U+2066-U+2069, the marks
+U+200E, U+200F, U+061C), the invisible zero-width characters that make two names look
+alike (U+200B-U+200D, U+2060, U+FEFF) and every other Unicode format character (category
+Cf) or line separator are shown as ``\\x1b``/``\\u202e``-style escapes, and lone
+surrogates as ``\\udcxx``. Escaping comes before any cut, so a cut string can never end
+inside an escape sequence (an unterminated OSC would swallow what follows). ``plain`` and
+``plain_block`` wrap the result in a rich ``Text``, which rich never parses for markup
+(``[bold]``, ``[link=...]`` print literally).
 
 The module imports rich only for ``plain``/``plain_block``, so the CLI's error path can use
 ``one_line`` without loading it.
@@ -16,6 +19,7 @@ The module imports rich only for ``plain``/``plain_block``, so the CLI's error p
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,12 +27,23 @@ if TYPE_CHECKING:
 
 __all__ = ["block", "escape_controls", "one_line", "plain", "plain_block"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\x00-\x7f]")
+"""The C0 controls but tab and newline, DEL and C1, and any non-ASCII character (which
+``_escaped`` keeps unless it is invisible: see ``_HIDDEN``)."""
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+"""Controls, format characters (zero-width, bidirectional, BOM) and line separators."""
 
 
 def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    char = match.group()
+    code = ord(char)
+    if code >= 0xA0 and unicodedata.category(char) not in _HIDDEN:
+        return char
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
+    return f"\\u{code:04x}"
 
 
 def escape_controls(text: str) -> str:
