@@ -14,11 +14,12 @@ import argparse
 import contextlib
 import errno
 import importlib
+import io
 import os
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from txcheck.cli.safe_text import one_line
 from txcheck.models.errors import InputError, UserCodeError
@@ -71,14 +72,25 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         sys.stdout.write(f"txcheck {version()}\n")
+        sys.stdout.flush()  # a full disk shows here, as an output error (exit 2)
         parser.exit(EXIT_OK)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage mistakes in one line, exit 2."""
+    """argparse that reports usage mistakes in one line, exit 2, and lets a failure to
+    write ``--help`` to stdout show (argparse drops it and exits 0)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message, None)} (see --help)\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if not message:
+            return
+        if file is None or file is sys.stderr:
+            super()._print_message(message, file)  # nothing to do if stderr fails too
+            return
+        file.write(message)
+        file.flush()
 
 
 SUMMARIES: dict[str, str] = {
@@ -168,7 +180,35 @@ def hypothesis_home() -> str:
     return _HOME[0]
 
 
+class _ClosedStdout(io.TextIOBase):
+    """What ``sys.stdout`` is when the process was started with it closed (``>&-``):
+    writing to it is an output error (``EBADF``), reported like any other."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+
+def _standard_streams() -> None:
+    """A closed stdout or stderr (Python sets them to None) would end in an AttributeError
+    traceback, or send the errors meant for stderr to stdout. The null device takes their
+    file descriptor (so no file opened later lands on it); a closed stdout fails on the
+    first write, a closed stderr is silent."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        setattr(sys, name, _ClosedStdout() if fd == 1 else open(os.devnull, "w"))  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _standard_streams()
     words = sys.argv[1:] if argv is None else list(argv)
     command = _chosen(words)
     with _hypothesis_under_txcheck(command):
@@ -177,7 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(command: str, words: list[str]) -> int:
     parser = build_parser(only=command)
-    args = parser.parse_args(words)
+    try:
+        args = parser.parse_args(words)  # --help and --version write to stdout
+    except OSError as error:
+        if error.errno not in _OUTPUT_ERRNOS:
+            raise
+        return _output_failed(command or "", error)
     try:
         code: int = args.run(args)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
@@ -198,19 +243,22 @@ def _main(command: str, words: list[str]) -> int:
     return code
 
 
-_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-"""Errors that only writing can raise: stdout (or a file) could not take the output."""
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EBADF})
+"""Errors that writing raises: stdout (or a file) could not take the output (a reader
+that left, a full disk, a closed descriptor)."""
 
 
 def _output_failed(command: str, error: OSError) -> int:
-    """One line on stderr (none for a closed pipe, as ``| head`` closes it on purpose),
-    exit 2; stdout is pointed at the null device so the flush at exit stays quiet."""
-    with contextlib.suppress(OSError, ValueError):  # ValueError: no file descriptor
+    """One line on stderr (none for a pipe whose reader left, as ``| head`` does on
+    purpose), exit 2; stdout is pointed at the null device so the flush at exit stays
+    quiet (the Python documentation's recipe for ``BrokenPipeError``)."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if error.errno != errno.EPIPE:
         where = one_line(str(error.filename or "stdout"), None)
         problem = error.strerror or str(error)
-        print(f"txcheck {command}: error: {where}: cannot write ({problem})", file=sys.stderr)
+        name = f"txcheck {command}" if command else "txcheck"
+        print(f"{name}: error: {where}: cannot write ({problem})", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

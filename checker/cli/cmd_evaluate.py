@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from txcheck.cli import EXIT_INCONCLUSIVE
-from txcheck.cli.consoles import report_console
+from txcheck.cli.console import report_console
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.render_evaluation import EvaluationView

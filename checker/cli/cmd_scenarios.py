@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from txcheck.cli import EXIT_FOUND, EXIT_OK
-from txcheck.cli.consoles import report_console
+from txcheck.cli.console import report_console
 from txcheck.cli.render_scenarios import ScenariosReport
 from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.models.contract_loader import default_contract

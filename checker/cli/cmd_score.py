@@ -77,7 +77,7 @@ def _paths(args: argparse.Namespace) -> tuple[str | None, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from txcheck.cli.consoles import report_console
+    from txcheck.cli.console import report_console
     from txcheck.cli.progress_line import LineProgress
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line

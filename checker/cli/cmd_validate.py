@@ -131,7 +131,7 @@ def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) ->
     if args.json:
         print(json.dumps(verdict.to_json(), sort_keys=True, indent=2))
     else:
-        from txcheck.cli.consoles import report_console
+        from txcheck.cli.console import report_console
         from txcheck.cli.render_verdict import VerdictReport
 
         report_console().print(VerdictReport(contract=contract, plan=plan, verdict=verdict))

@@ -23,7 +23,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from txcheck.cli.consoles import report_console
+from txcheck.cli.console import report_console
 from txcheck.cli.safe_text import block, one_line
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
