@@ -10,7 +10,10 @@ plans call a tool that nothing gives behaviour to is a bad line, never a silent 
 Exit 2 when any line of the cases file was bad (after printing everything), else 3 when
 no case was evaluated (inconclusive), else 1 when any case fails stage 1 or ``guarded``
 fails any run, else 0. naive's failed runs are reported but never change the exit code:
-they are the baseline. Each bad line is also one line on stderr.
+they are the baseline. Each bad line is also one line on stderr. SIGINT or SIGTERM stops
+the evaluation after the case in hand: the report of the cases evaluated so far is printed
+(with ``--json``, one complete object with ``"interrupted": true``) and the exit code is
+130 or 143.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.cli.safe_text import one_line
+from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.evaluate.evaluation import CaseEvaluation, Sandbox, evaluate_cases, report_of
+from txcheck.exploration.target import Deadline
 from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import InputError
 from txcheck.scoring.cases import LineError, iter_cases, open_cases
@@ -57,8 +62,9 @@ def register(subparsers: Any) -> None:
 
 
 def _counted(
-    items: Iterator[CaseEvaluation | LineError], progress: LineProgress
+    items: Iterator[CaseEvaluation | LineError], progress: LineProgress, stopping: Stopping
 ) -> Iterator[CaseEvaluation | LineError]:
+    """``items`` as they come, counted on the progress line, up to an interrupt."""
     done = bad = 0
     for item in items:
         if isinstance(item, LineError):
@@ -67,6 +73,8 @@ def _counted(
             done += 1
         progress.tick(done, bad)
         yield item
+        if stopping.code is not None:  # the case in hand is done: stop here
+            return
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,12 +84,13 @@ def run(args: argparse.Namespace) -> int:
     sandbox = Sandbox(services=code.services, invariants=code.invariants)
     source = args.cases
     progress = LineProgress("cases evaluated")
-    with open_cases(source) as handle:
+    stopping = Stopping("evaluate", Deadline(), policy_timeout=None)
+    with stopping, open_cases(source) as handle:
         items = evaluate_cases(
             contract, iter_cases(iter_lines(handle)), source=source, sandbox=sandbox
         )
         try:
-            report = report_of(source, _counted(items, progress))
+            report = report_of(source, _counted(items, progress, stopping))
         except OSError as failure:  # a read error mid-file (the open was checked)
             raise InputError(
                 f"cannot read the cases file: {failure.strerror or failure}", source=source
@@ -89,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     progress.clear()
     if args.json:
         document = {**report.to_json(), "warnings": warnings}
+        if stopping.code is not None:
+            document["interrupted"] = True
         print(json.dumps(document, sort_keys=True, indent=2, allow_nan=False))
     else:
         report_console().print(EvaluationView(report))
@@ -96,6 +107,14 @@ def run(args: argparse.Namespace) -> int:
     for error in report.errors:
         message = one_line(error.message, None)
         print(f"txcheck evaluate: {shown}:{error.line}: {message}", file=sys.stderr)
+    if stopping.code is not None:
+        sys.stdout.flush()
+        print(
+            f"txcheck evaluate: {shown}: interrupted after {len(report.cases)} case(s); the "
+            "report covers them",
+            file=sys.stderr,
+        )
+        return stopping.code
     if report.exit_code == EXIT_INCONCLUSIVE:
         print(f"txcheck evaluate: {shown}: inconclusive: no case was evaluated", file=sys.stderr)
     return report.exit_code

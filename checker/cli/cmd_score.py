@@ -4,8 +4,11 @@ Cases are read, scored and printed one at a time, so a file of any length is sco
 bounded memory. CONTRACT is optional when every case carries its own ``tools``. Exit 2
 when any line of the cases file was bad (after printing every result, so nothing scored is
 lost), else 3 when no case was scored (inconclusive), else 1 when any case fails, else 0.
-Each bad line is also one line on stderr. The module's top level stays light: the scorer
-and rich are imported when the command runs.
+Each bad line is also one line on stderr. SIGINT or SIGTERM stops the scoring after the
+case in hand: the results and the summary of the cases scored so far are printed (with
+``--json``, one complete object with ``"interrupted": true``) and the exit code is 130 or
+143. The module's top level stays light: the scorer and rich are imported when the
+command runs.
 """
 
 from __future__ import annotations
@@ -81,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.progress_line import LineProgress
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line
+    from txcheck.cli.stopping import Stopping
+    from txcheck.exploration.target import Deadline
     from txcheck.exploration.loading import load_services
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.contract_loader import load_contract
@@ -103,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     progress = LineProgress("cases scored")
     summary = SummaryBuilder()
     errors: list[LineError] = []
-    with open_cases(cases_path) as handle:
+    stopping = Stopping("score", Deadline(), policy_timeout=None)
+    with stopping, open_cases(cases_path) as handle:
         items = iter_cases(iter_lines(handle))
         scored = score_cases(items, CaseContracts(contract), source=source, services=services)
         for item in scored:
@@ -119,11 +125,16 @@ def run(args: argparse.Namespace) -> int:
                         progress.clear()
                         console.print(renderable)
             progress.tick(summary.cases, len(errors))
+            if stopping.code is not None:  # the case in hand is done: stop here
+                break
     progress.clear()
     errors.sort(key=lambda e: e.line)
     final = summary.build(len(errors))
     if writer is not None:
-        writer.finish({"errors": [e.to_json() for e in errors], "summary": final.to_json()})
+        rest: dict[str, Any] = {"errors": [e.to_json() for e in errors], "summary": final.to_json()}
+        if stopping.code is not None:
+            rest["interrupted"] = True
+        writer.finish(rest)
     else:
         assert stream is not None
         for renderable in stream.finish(errors, final):
@@ -132,6 +143,14 @@ def run(args: argparse.Namespace) -> int:
     for error in errors:
         message = one_line(error.message, None)
         print(f"txcheck score: {shown}:{error.line}: {message}", file=sys.stderr)
+    if stopping.code is not None:
+        sys.stdout.flush()
+        print(
+            f"txcheck score: {shown}: interrupted after {summary.cases} case(s); the summary "
+            "covers them",
+            file=sys.stderr,
+        )
+        return stopping.code
     code = exit_code(final)
     if code == 3:
         print(f"txcheck score: {shown}: inconclusive: no case was scored", file=sys.stderr)
