@@ -21,6 +21,7 @@ from txcheck.cli import main
 from txcheck.exploration.auto import explore
 from txcheck.exploration.representative import search_plans
 from txcheck.exploration.schedule import Deviation, Deviations
+from txcheck.exploration.session import execute
 from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.exploration.verdict import verdict_of
 from txcheck.invariants import DEFAULT_INVARIANTS
@@ -168,8 +169,6 @@ def test_a_service_receipt_without_the_field_is_a_service_error() -> None:
     target = Target(
         policy=builtin_policy("guarded"), contract=CONTRACT, fixture=FIXTURE, services=(broken,)
     )
-    from txcheck.exploration.session import execute
-
     execution = execute(target, [PLAN])
     assert execution.error_kind == "service"
     assert "has no 'hold_id' field, which its compensation release_hold takes" in str(
@@ -183,6 +182,7 @@ def test_a_service_receipt_without_the_field_is_a_service_error() -> None:
 def test_the_old_guarded_unwinds_past_the_pivot_and_is_caught() -> None:
     """notify declined after the irreversible capture: undoing the credit then would
     destroy the money; a control with the old behaviour is caught at one deviation."""
+
     def declined() -> Deviations:
         notify = Deviation(action="complete", outcome="permanent_error", tool="notify_customer")
         return Deviations([notify])

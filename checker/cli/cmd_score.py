@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line
     from txcheck.cli.stopping import Stopping
-    from txcheck.exploration.target import Deadline
     from txcheck.exploration.loading import load_services
+    from txcheck.exploration.target import Deadline
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.contract_loader import load_contract
     from txcheck.scoring.case_contracts import CaseContracts
