@@ -46,6 +46,9 @@ TRACE_SCHEMA: dict[str, Any] = {
         "engine": {"type": "string"},
         "services": _NAMES,
         "invariants": _NAMES,
+        "invariants_only": _NAMES,
+        "skip_invariants": _NAMES,
+        "stops_at": {"enum": ["harm"]},
         "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
     },
     "$defs": {
