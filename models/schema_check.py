@@ -1,6 +1,7 @@
 """Level 2: each call's arguments against its tool's JSON Schema, with stable violation codes.
 
-Validators are Draft 2020-12 with a format checker, compiled once per contract
+Validators are Draft 2020-12 with a format checker (``schema_validator``: nothing fetched,
+patterns in linear time, exact ``multipleOf``), compiled once per contract
 (``compile_contract`` caches on the contract object itself) and never per call. When
 jsonschema-rs is installed, a call it accepts is valid without asking jsonschema
 (``txcheck.models.fast_schema`` says when that is safe); every other call is checked by
@@ -25,7 +26,6 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from txcheck.models.contract import Contract, Tool
@@ -34,6 +34,7 @@ from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.proposal import Call
 from txcheck.models.schema_errors import describe_value, map_errors, schema_violation
+from txcheck.models.schema_validator import reference_validator
 from txcheck.models.tool_schema import check_schema
 
 if TYPE_CHECKING:
@@ -225,6 +226,11 @@ class CompiledContract:
         try:
             return list(map_errors(validator.iter_errors(call.arguments), call))
         except RecursionError:
+            # jsonschema ran out of stack on a deep value; jsonschema-rs, where it is safe,
+            # still answers, and must: a later call of the tool would be decided by it.
+            fast = self.fast.get(call.name)
+            if fast is not None and _scan(call.arguments)[2] and _accepts(fast, call):
+                return []
             text = "arguments nest too deeply for this schema to be checked"
             return [schema_violation("schema_violation", call, [], text)]
 
@@ -243,17 +249,23 @@ def _validator(contract: Contract, tool: Tool) -> Any:
         check_schema(schema)
         if tool.strict:
             schema = closed_schema(schema)
+        return reference_validator(schema)
     except SchemaError as error:
         raise ContractError(
             f"tool '{tool.name}': parameters must be a valid JSON Schema (draft 2020-12): "
             f"{error.message} at {format_path(error.absolute_path)}",
             source=contract.source,
         ) from None
+    except ContractError as error:  # schema_rules: a reference, a loop, a pattern
+        raise ContractError(
+            f"tool '{tool.name}': parameters: {error.problem}",
+            source=contract.source,
+            path=error.path,
+        ) from None
     except RecursionError:
         raise ContractError(
             f"tool '{tool.name}': parameters nest too deeply to compile", source=contract.source
         ) from None
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 _CACHE: dict[int, tuple[weakref.ref[Contract], CompiledContract]] = {}

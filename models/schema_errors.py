@@ -19,6 +19,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from txcheck.models.json_path import PathPart, describe, format_path
 from txcheck.models.proposal import Call
+from txcheck.models.schema_validator import additional_properties
 from txcheck.models.verdict import Violation
 
 __all__ = ["describe_value", "map_errors", "schema_violation"]
@@ -121,14 +122,8 @@ def _unknown_names(error: ValidationError) -> list[str] | None:
     if not isinstance(instance, Mapping) or not isinstance(schema, Mapping):
         return None
     if error.validator == "additionalProperties":
-        # The same rule as jsonschema: not a declared property, matching no pattern.
-        properties = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        return [
-            k
-            for k in instance
-            if k not in properties and not any(re.search(p, k) for p in patterns)
-        ]
+        # The validator's own rule: not a declared property, matching no pattern.
+        return additional_properties(instance, schema)
     # unevaluatedProperties needs jsonschema's annotation bookkeeping, so read its own list.
     match = _UNEXPECTED.search(error.message)
     if match is None:

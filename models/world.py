@@ -27,6 +27,7 @@ from txcheck.models.fixture import WorldFixture
 from txcheck.models.generic import generic_services
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
+from txcheck.models.schema_validator import reference_validator
 from txcheck.models.services import Committed, Handler, Rejected, ServiceSet, merge_service_sets
 
 __all__ = ["PendingCall", "World", "intent_body", "plain_json"]
@@ -118,7 +119,7 @@ def _validator(tool: Tool) -> jsonschema.protocols.Validator:
     entry = _VALIDATORS.get(id(tool))
     if entry is not None and entry[0] is tool:
         return entry[1]
-    validator = jsonschema.Draft202012Validator(dict(tool.parameters))
+    validator = reference_validator(dict(tool.parameters), formats=False)  # fetches nothing
     if len(_VALIDATORS) >= 512:
         _VALIDATORS.clear()
         _ADMISSIONS.clear()

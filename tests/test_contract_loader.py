@@ -256,7 +256,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "parameters_bad_regex",
         lambda d: params(d)["properties"]["order_id"].update(pattern="("),
         "$.tools[0].function.parameters.properties.order_id.pattern",
-        "is not a 'regex'",
+        "pattern '(' is not a regular expression txcheck's engine accepts",
     ),
     (
         "parameters_not_an_object_schema",

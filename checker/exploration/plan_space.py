@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import jsonschema
 from hypothesis import strategies as st
 
 from txcheck.exploration.schema_values import schema_values
 from txcheck.models.contract import Contract, Tool
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.proposal import Plan
+from txcheck.models.schema_validator import reference_validator
 
 __all__ = ["Draft", "DraftCall", "Order", "PlanSpace"]
 
@@ -118,7 +118,7 @@ class PlanSpace:
         if validator is None:
             schema = tool.parameters.get("properties", {}).get(name, {})
             # evolved from the tool's whole schema, so a $ref into its $defs resolves
-            root = jsonschema.Draft202012Validator(dict(tool.parameters))
+            root = reference_validator(dict(tool.parameters), formats=False)
             validator = root.evolve(schema=schema)
             self._validators[key] = validator
         return bool(validator.is_valid(value))

@@ -13,11 +13,20 @@ from hypothesis-jsonschema's ``from_schema``. Objects, arrays, local ``$ref``,
 
 Only declared properties are generated (the values stay valid under
 ``additionalProperties: false``); callers re-validate every value under Draft 2020-12.
+
+hypothesis-jsonschema draws strings for a ``pattern`` with Python's ``re``, which warns
+(a ``FutureWarning``) on ECMA-262 classes such as ``[[:digit:]]`` while reading them as
+ECMA-262 does (a class of ``[:digt``, then ``]``); such draws are made with that warning
+silenced, so it never reaches the user. Schemas reach here only after the contract
+checks (``txcheck.models.schema_rules``): every reference is inside the tool's schema,
+and hypothesis-jsonschema's own resolver fetches nothing either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -25,6 +34,7 @@ from hypothesis_jsonschema import from_schema
 
 from txcheck.models.canonical import canonical_json
 from txcheck.models.schema_limits import GENERATED_SIZE_LIMIT, resolve_ref
+from txcheck.models.schema_walk import walk
 
 __all__ = ["MAX_DEPTH", "schema_values"]
 
@@ -141,4 +151,30 @@ def _size(value: Any, default: int) -> int:
 
 def _leaf(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     """Scalars through hypothesis-jsonschema (annotations dropped: they change nothing)."""
-    return from_schema(dict(schema))
+    if not _has_pattern(schema):
+        return from_schema(dict(schema))
+    with _quiet():  # hypothesis-jsonschema compiles the pattern when it builds the strategy
+        strategy = from_schema(dict(schema))
+        strategy.validate()
+    return _quietly(strategy)  # and Hypothesis parses it again when it draws
+
+
+def _has_pattern(schema: Any) -> bool:
+    return any(
+        isinstance(node, Mapping) and ("pattern" in node or "patternProperties" in node)
+        for node in walk(schema).positions.values()
+    )
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Python's ``re`` warnings about ECMA-262 classes (``Possible nested set ...``) off."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, message="Possible ")
+        yield
+
+
+@st.composite
+def _quietly(draw: st.DrawFn, strategy: st.SearchStrategy[Any]) -> Any:
+    with _quiet():
+        return draw(strategy)
