@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from txcheck.models.json_path import PathPart
+from txcheck.models.schema_walk import pointer_target
 
 __all__ = ["GENERATED_SIZE_LIMIT", "SchemaProblem", "generation_problem", "resolve_ref"]
 
@@ -34,22 +35,11 @@ _MAX_REF_HOPS = 32
 
 
 def resolve_ref(root: Any, ref: str) -> Any:
-    """The schema a local ``$ref`` (``#/...``, a JSON pointer into ``root``) points at;
-    ``None`` when it points at nothing or is not local."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
+    """The schema a local ``$ref`` (``#``, or ``#/...``, a JSON pointer into ``root``) points
+    at; ``None`` when it points at nothing or is not local. The contract checks
+    (``schema_rules``) resolve references the same way."""
+    target = pointer_target(root, ref)
+    return None if target is None else target[1]
 
 
 def generation_problem(schema: Any) -> SchemaProblem | None:

@@ -99,6 +99,8 @@ def additional_properties(instance: Mapping[str, Any], schema: Mapping[str, Any]
     of ``schema`` covers, in order (jsonschema's rule, with linear-time patterns)."""
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
+    if not patterns:
+        return [key for key in instance if key not in properties]
     return [
         key
         for key in instance

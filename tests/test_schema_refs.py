@@ -247,6 +247,7 @@ def _commands(
         "validate": (["validate", "contract.json", str(VALID_PLAN), "twice.json"], 2),
         "validate-json": (["validate", "contract.json", "twice.json", "--json"], 2),
         "score": (["score", "contract.json", "cases.jsonl"], 2),
+        "evaluate": (["evaluate", "contract.json", "cases.jsonl"], 2),
         "replay": (["replay", "trace.json"], 2),
         "explore": (
             [
