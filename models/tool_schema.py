@@ -25,10 +25,9 @@ __all__ = ["check_schema", "clip", "literal_problem", "schema_problem"]
 
 def check_schema(schema: Any) -> None:
     """``Draft202012Validator.check_schema(schema)``: ``SchemaError`` when ``schema`` is not
-    valid JSON Schema (its patterns left to ``schema_rules``, never compiled with Python's
-    ``re``). A schema that
-    passed is remembered (by its canonical JSON), since one is checked when its contract is
-    read and again when the contract is compiled."""
+    valid JSON Schema (its patterns are left to ``schema_rules``, never compiled with
+    Python's ``re``). A schema that passed is remembered (by its canonical JSON), since one
+    is checked when its contract is read and again when the contract is compiled."""
     key = _key(schema)
     if key is not None and key in _PASSED:
         return
