@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from txcheck.models.errors import ContractError
 from txcheck.models.schema_limits import GENERATED_SIZE_LIMIT, resolve_ref
+from txcheck.models.schema_validator import reference_validator
 
 if sys.version_info >= (3, 11):  # the parser is re._parser (sre_parse warns on import there)
     from re import _constants as sre
@@ -376,13 +376,17 @@ class SchemaValues:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self._validator = Draft202012Validator(
-            root if isinstance(root, (Mapping, bool)) else {},
-            format_checker=Draft202012Validator.FORMAT_CHECKER,
-        )
+        try:  # the one reference validator: nothing fetched, patterns in linear time
+            self._validator: Any = reference_validator(
+                root if isinstance(root, (Mapping, bool)) else {}
+            )
+        except ContractError:  # a schema the loader refuses: no value is ever accepted
+            self._validator = None
 
     def accepts(self, schema: Any, value: Any) -> bool:
         """Whether ``value`` is valid under ``schema`` (part of the root)."""
+        if self._validator is None:
+            return False
         try:
             return next(iter(self._validator.descend(value, schema)), None) is None
         except Exception:  # a schema jsonschema cannot evaluate: nothing is accepted

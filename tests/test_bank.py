@@ -146,7 +146,7 @@ def test_a_receipt_field_no_value_fits_is_refused_before_any_run(
 ) -> None:
     document = json.loads(Path(CONTRACT_PATH).read_text())
     release = next(t for t in document["tools"] if t["function"]["name"] == "release_hold")
-    release["function"]["parameters"]["properties"]["hold_id"]["pattern"] = "^(?=h)hold_[0-9]+$"
+    release["function"]["parameters"]["properties"]["hold_id"]["format"] = "email"  # and a hold_
     contract = tmp_path / "contract.json"
     contract.write_text(json.dumps(document))
     code = main(["explore", "--contract", str(contract), "--world", WORLD_PATH, "--seed", "1"])
