@@ -476,3 +476,14 @@ def test_human_output() -> None:
     Console(file=out, color_system=None, width=100).print(EvaluationView(report))
     text = out.getvalue()
     assert "\n".join(line.rstrip() for line in text.splitlines()) + "\n" == HUMAN
+
+
+def test_the_docs_show_the_real_output(example: dict[str, Any]) -> None:
+    """docs/evaluation.md's tour prints what evaluate prints at 100 columns, every table."""
+    console = Console(color_system=None, width=100, file=io.StringIO())
+    console.print(EvaluationView(example["report"]))
+    output = console.file.getvalue()  # type: ignore[attr-defined]
+    shown = "\n".join(line.rstrip() for line in output.splitlines())
+    docs = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    block = docs.split("prints (at 100 columns):\n\n```\n", 1)[1].split("```", 1)[0]
+    assert shown.strip() == block.strip(), "regenerate the block from this output"
