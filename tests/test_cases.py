@@ -74,7 +74,7 @@ def test_a_valid_case_with_defaults() -> None:
         (
             _line(expect={"calls": [], "forbiden": []}),
             "'expect' has unknown key 'forbiden' (expected only calls, ordered, forbidden, "
-            "normalize)",
+            "normalize, any_call)",
         ),
         (
             _line(expect={"calls": [{"name": "t"}], "forbidden": ["t"]}),

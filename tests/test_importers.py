@@ -202,12 +202,12 @@ def test_import_command_writes_deterministic_cases(
     first = out.read_bytes()
     assert main([*argv, *(x for c in CATEGORIES for x in ("--category", c))]) == 0
     assert out.read_bytes() == first
-    assert first.count(b"\n") == 6
+    assert first.count(b"\n") == 7
     assert str(tmp_path) not in first.decode()
-    assert "6 case(s) written" in capsys.readouterr().err
+    assert "7 case(s) written" in capsys.readouterr().err
     assert main(["score", str(out), "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)["summary"]
-    assert (summary["cases"], summary["passed"], summary["errors"]) == (6, 5, 0)
+    assert (summary["cases"], summary["passed"], summary["errors"]) == (7, 6, 0)
 
 
 def test_import_bad_input_is_one_line_and_writes_nothing(
@@ -216,6 +216,7 @@ def test_import_bad_input_is_one_line_and_writes_nothing(
     data = tmp_path / "data"
     (data / "possible_answer").mkdir(parents=True)
     (data / "BFCL_v4_simple_python.json").write_text('{"id": "a", "function": []}\n{oops\n')
+    (data / "possible_answer" / "BFCL_v4_simple_python.json").write_text("")
     out = tmp_path / "cases.jsonl"
     assert (
         main(["import", "bfcl", str(data), "--out", str(out), "--category", "simple_python"]) == 2

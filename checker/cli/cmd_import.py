@@ -35,7 +35,10 @@ def register(subparsers: Any) -> None:
         "--category",
         action="append",
         metavar="C",
-        help="a category to import (repeatable; default: the single-turn AST categories)",
+        help=(
+            "a category to import (repeatable; 'all' for every importable one; default: the "
+            "single-turn Python AST categories)"
+        ),
     )
     bfcl.add_argument(
         "--results",
@@ -102,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
                 stats = import_tau2(Path(args.domain_dir), handle, tools_file=args.tools)
     except OSError as error:
         raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
+    for warning in stats.warning_lines():
+        text = one_line(warning, None)
+        print(f"txcheck import {args.benchmark}: warning: {text}", file=sys.stderr)
     done = one_line(f"{out}: {stats.describe()}", None)
     print(f"txcheck import {args.benchmark}: {done}", file=sys.stderr)
     return 0

@@ -4,22 +4,27 @@ BFCL ships, per category, a question file ``BFCL_v<N>_<category>.json`` and a
 possible-answer file ``possible_answer/BFCL_v<N>_<category>.json``, both JSON Lines:
 
 - a question: ``{"id", "question", "function": [{"name", "description", "parameters":
-  {"type": "dict", "properties", "required"}}]}``, with BFCL's own type names (``dict``,
-  ``float``, ``tuple``, ``any``) and dotted function names (``math.factorial``);
+  {"type": "dict", "properties", "required"}}]}``, with BFCL's own type names per language
+  (``txcheck.importers.bfcl_schema``) and dotted function names (``math.factorial``);
 - a possible answer: ``{"id", "ground_truth": [{"<function>": {"<param>": [v1, v2, ...]}}]}``:
   every listed value is acceptable, and ``""`` in the list marks the parameter optional.
-  A ``dict`` parameter's values are objects whose members list their own acceptable
-  values; an array of ``dict`` items is a list of such objects.
 
 Each question becomes one case: ``tools`` are the functions as OpenAI tools with their
-parameters turned into JSON Schema (``dict`` -> ``object``, ``float`` -> ``number``,
-``tuple`` -> ``array``, ``any`` -> no type) and names made valid (``math.factorial`` ->
-``math_factorial``; the renaming is recorded in ``meta.tool_names``); ``expect.calls`` are
-the ground truth with ``$any`` for several acceptable values and ``$optional`` for ``""``;
-parallel calls are order-free, as in BFCL. Each tool is marked ``repeatable`` in
-``x-txcheck``: BFCL's answers may make the same call twice, which it accepts (txcheck
-would otherwise take an undescribed tool for a write, and a keyless repeat for a second
-effect). A category with no possible-answer file (``irrelevance``) expects no call.
+parameters turned into JSON Schema and names made valid (``math.factorial`` ->
+``math_factorial``, kept whole up to 64 characters as BFCL sends them; the renaming is
+recorded in ``meta.tool_names``); ``expect.calls`` are the ground truth with ``$any`` for
+several acceptable values and ``$optional`` for ``""``; parallel calls are order-free, as
+in BFCL. Each tool is marked ``repeatable`` in ``x-txcheck``: BFCL's answers may make the
+same call twice, which it accepts (txcheck would otherwise take an undescribed tool for a
+write, and a keyless repeat for a second effect).
+
+The categories without a possible-answer file are BFCL's relevance checks: in
+``irrelevance`` and ``live_irrelevance`` no call is right (``"calls": []``; a question
+that offers no function at all gets ``"tools": []``), in ``live_relevance`` any call is
+right (``"any_call": true``: BFCL asks only that the model call one of the functions).
+The multi-turn, memory, web-search and format-sensitivity categories are judged by BFCL on
+what its own Python classes or a live search return, not on data: they are refused by
+name (``REFUSED``), never imported as something else.
 
 The proposal is a BFCL model-result entry (``--results``: ``{"id", "result": [{"<name>":
 "<arguments JSON>"}, ...]}`` for function-calling models, or text when the model made no
@@ -37,10 +42,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from txcheck.importers.bfcl_schema import (
+    NoAnswer,
+    convert_parameters,
+    convert_schema,
+    expected_calls,
+    language_of,
+)
 from txcheck.importers.common import ImportStats, chat_proposal, read_jsonl, tool_names, write_case
 from txcheck.models.errors import InputError
 
-__all__ = ["CATEGORIES", "bfcl_cases", "convert_schema", "import_bfcl"]
+__all__ = [
+    "CATEGORIES",
+    "REFUSED",
+    "SUPPORTED",
+    "bfcl_cases",
+    "check_categories",
+    "convert_schema",
+    "import_bfcl",
+]
 
 CATEGORIES = (
     "simple_python",
@@ -52,43 +72,60 @@ CATEGORIES = (
     "live_parallel",
     "live_parallel_multiple",
 )
-"""The categories imported when none is named: the single-turn AST categories with
-function-calling ground truth (Java and JavaScript ones pass arguments as source text)."""
+"""The categories imported when none is named: the single-turn AST categories of Python
+functions with function-calling ground truth."""
 
-_TYPES = {"dict": "object", "float": "number", "tuple": "array"}
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs")
-_SUBSCHEMA_ONE = ("items", "additionalProperties", "not")
-_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+SUPPORTED = (
+    *CATEGORIES,
+    "simple_java",
+    "simple_javascript",
+    "irrelevance",
+    "live_irrelevance",
+    "live_relevance",
+)
+"""Every category that can be imported (``--category all`` names them all)."""
 
+_NOT_DATA = "BFCL judges it by the state its own Python classes reach"
+REFUSED = {
+    "multi_turn_base": f"multi-turn: {_NOT_DATA} after each turn, not by comparing calls",
+    "multi_turn_miss_func": f"multi-turn: {_NOT_DATA} after each turn, not by comparing calls",
+    "multi_turn_miss_param": f"multi-turn: {_NOT_DATA} after each turn, not by comparing calls",
+    "multi_turn_long_context": (f"multi-turn: {_NOT_DATA} after each turn, not by comparing calls"),
+    "memory": "agentic: its answer is text checked against remembered facts, not a call",
+    "web_search": "agentic: its answer is text found through a live web search, not a call",
+    "format_sensitivity": (
+        "a list of other categories' ids to re-prompt in other formats, not questions"
+    ),
+}
+"""Categories BFCL ships that are not single-turn function calls, and why."""
 
-def convert_schema(node: Any) -> Any:
-    """A BFCL parameter schema as JSON Schema: its type names mapped, everything else kept."""
-    if not isinstance(node, dict):
-        return node
-    out = dict(node)
-    kind = out.get("type")
-    if kind == "any":
-        del out["type"]
-    elif isinstance(kind, str):
-        out["type"] = _TYPES.get(kind, kind)
-    elif isinstance(kind, list):
-        out["type"] = [_TYPES.get(k, k) for k in kind if k != "any"] if "any" not in kind else None
-        if out["type"] is None:
-            del out["type"]
-    for key in _SUBSCHEMA_MAPS:
-        if isinstance(out.get(key), dict):
-            out[key] = {k: convert_schema(v) for k, v in out[key].items()}
-    for key in _SUBSCHEMA_ONE:
-        if isinstance(out.get(key), dict):
-            out[key] = convert_schema(out[key])
-    for key in _SUBSCHEMA_LISTS:
-        if isinstance(out.get(key), list):
-            out[key] = [convert_schema(s) for s in out[key]]
-    return out
+_RELEVANCE = {"irrelevance": False, "live_irrelevance": False, "live_relevance": True}
+"""Categories without a possible answer: whether a call is expected (any call)."""
 
 
-def _tool(function: Mapping[str, Any], name: str) -> dict[str, Any]:
-    parameters = convert_schema(function.get("parameters") or {"type": "object"})
+def check_categories(categories: Sequence[str]) -> tuple[str, ...]:
+    """``categories`` with ``all`` expanded and duplicates dropped; a refused category is
+    an ``InputError`` naming it and why."""
+    out: list[str] = []
+    for category in categories:
+        names = SUPPORTED if category == "all" else (category,)
+        for name in names:
+            if name.startswith("multi_turn") and name not in REFUSED:
+                why = f"multi-turn: {_NOT_DATA} after each turn, not by comparing calls"
+            else:
+                why = REFUSED.get(name, "")
+            if why:
+                raise InputError(
+                    f"BFCL category {name!r} cannot be imported ({why}); importable: "
+                    f"{', '.join(SUPPORTED)}",
+                    source="--category",
+                )
+            if name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+def _tool(function: Mapping[str, Any], name: str, parameters: Any) -> dict[str, Any]:
     if isinstance(parameters, dict):
         parameters.setdefault("type", "object")
     spec: dict[str, Any] = {"name": name, "parameters": parameters}
@@ -97,132 +134,6 @@ def _tool(function: Mapping[str, Any], name: str) -> dict[str, Any]:
     # BFCL accepts the same call twice (two draws of random_normalvariate with the same
     # arguments): say so, or a keyless repeat would be a duplicate_side_effect
     return {"type": "function", "function": spec, "x-txcheck": {"repeatable": True}}
-
-
-def _properties(schema: Any) -> Mapping[str, Any]:
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    return props if isinstance(props, dict) else {}
-
-
-def _bfcl_type(schema: Any) -> str:
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    return kind if isinstance(kind, str) else ""
-
-
-def _members(option: Mapping[str, Any], schema: Any) -> dict[str, Any]:
-    """A ``dict`` parameter's acceptable object: each member lists its own values (one
-    level deep, as BFCL's checker reads it)."""
-    props = _properties(schema)
-    return {
-        key: _acceptable(values, props.get(key), nested=False)
-        if isinstance(values, list)
-        else values
-        for key, values in option.items()
-    }
-
-
-def _option(option: Any, schema: Any, *, nested: bool) -> Any:
-    kind = _bfcl_type(schema)
-    if nested and kind == "dict" and isinstance(option, dict):
-        return _members(option, schema)
-    items = schema.get("items") if isinstance(schema, dict) else None
-    if (
-        nested
-        and kind in ("array", "tuple")
-        and _bfcl_type(items) == "dict"
-        and isinstance(option, list)
-        and all(isinstance(o, dict) for o in option)
-    ):
-        return [_members(o, items) for o in option]
-    return option
-
-
-def _acceptable(values: list[Any], schema: Any, *, nested: bool = True) -> Any:
-    """The expected value for BFCL's list of acceptable values: one value, ``$any`` of
-    several, wrapped in ``$optional`` when ``""`` is among them."""
-    optional = "" in values
-    options = [_option(v, schema, nested=nested) for v in values if v != ""]
-    if not options:
-        pattern: Any = ""  # only "" listed: absent, or present as ""
-    elif len(options) == 1:
-        pattern = options[0]
-    else:
-        pattern = {"$any": options}
-    return {"$optional": pattern} if optional else pattern
-
-
-def _first(values: list[Any], schema: Any, *, nested: bool = True) -> Any:
-    """The ground truth's own answer for a parameter: its first listed value (``_SKIP``
-    when that is ``""``, the optional parameter left out)."""
-    if not values or values[0] == "":
-        return _SKIP
-    value = values[0]
-    kind = _bfcl_type(schema)
-    if nested and kind == "dict" and isinstance(value, dict):
-        return _first_members(value, schema)
-    items = schema.get("items") if isinstance(schema, dict) else None
-    if (
-        nested
-        and kind in ("array", "tuple")
-        and _bfcl_type(items) == "dict"
-        and isinstance(value, list)
-    ):
-        return [_first_members(v, items) if isinstance(v, dict) else v for v in value]
-    return value
-
-
-def _first_members(value: Mapping[str, Any], schema: Any) -> dict[str, Any]:
-    props = _properties(schema)
-    out = {}
-    for key, values in value.items():
-        chosen = (
-            _first(values, props.get(key), nested=False) if isinstance(values, list) else values
-        )
-        if chosen is not _SKIP:
-            out[key] = chosen
-    return out
-
-
-_SKIP: Any = object()
-
-
-class _NoAnswer(Exception):
-    """A parameter whose list of acceptable values is empty: nothing can pass (BFCL's own
-    checker fails every answer too), so the case is skipped and counted."""
-
-
-def _expected_calls(
-    truth: Sequence[Any],
-    functions: Mapping[str, Mapping[str, Any]],
-    names: Mapping[str, str],
-    where: str,
-) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
-    """``expect.calls`` and the ground truth's own calls (for a proposal)."""
-    calls: list[dict[str, Any]] = []
-    own: list[tuple[str, dict[str, Any]]] = []
-    for i, entry in enumerate(truth):
-        if not isinstance(entry, dict) or len(entry) != 1:
-            raise ValueError(
-                f"{where}: ground_truth[{i}] must be {{function: {{param: [values]}}}}"
-            )
-        ((function, params),) = entry.items()
-        if not isinstance(params, dict):
-            raise ValueError(f"{where}: ground_truth[{i}].{function} must be an object")
-        props = _properties(functions.get(function, {}).get("parameters"))
-        name = names.get(function, function)
-        arguments, mine = {}, {}
-        for param, values in params.items():
-            if not isinstance(values, list):
-                raise ValueError(f"{where}: ground_truth[{i}].{function}.{param} must list values")
-            if not values:
-                raise _NoAnswer
-            arguments[param] = _acceptable(values, props.get(param))
-            chosen = _first(values, props.get(param))
-            if chosen is not _SKIP:
-                mine[param] = chosen
-        calls.append({"name": name, "arguments": arguments})
-        own.append((name, mine))
-    return calls, own
 
 
 def _result_proposal(result: Any, names: Mapping[str, str]) -> dict[str, Any]:
@@ -257,7 +168,15 @@ def _files(data_dir: Path, category: str) -> tuple[Path, Path | None]:
         )
     questions = found[-1]
     answers = data_dir / "possible_answer" / questions.name
-    return questions, answers if answers.exists() else None
+    if category in _RELEVANCE:
+        return questions, None
+    if not answers.exists():
+        raise InputError(
+            f"no possible-answer file for category {category!r} (expected "
+            f"possible_answer/{questions.name} next to the questions)",
+            source=str(data_dir),
+        )
+    return questions, answers
 
 
 def _results(paths: Sequence[Path]) -> dict[str, Any]:
@@ -276,6 +195,27 @@ def _results(paths: Sequence[Path]) -> dict[str, Any]:
     return results
 
 
+def _answers(path: Path | None) -> dict[str, tuple[int, Any]]:
+    """Each possible answer's line and ``ground_truth``, by id."""
+    if path is None:
+        return {}
+    out: dict[str, tuple[int, Any]] = {}
+    for number, entry in read_jsonl(path):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise InputError(
+                "a possible answer must be an object with an 'id'", source=str(path), line=number
+            )
+        truth = entry.get("ground_truth", [])
+        if not isinstance(truth, list):
+            raise InputError(
+                f"'ground_truth' must be a list of calls (got {type(truth).__name__})",
+                source=str(path),
+                line=number,
+            )
+        out[entry["id"]] = (number, truth)
+    return out
+
+
 def bfcl_cases(
     data_dir: Path,
     categories: Sequence[str] = CATEGORIES,
@@ -284,18 +224,16 @@ def bfcl_cases(
     normalize: bool = False,
     stats: ImportStats | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every case of ``categories``, in file order."""
+    """Every case of ``categories``, in file order (a refused category is an
+    ``InputError`` before anything is read)."""
     stats = stats or ImportStats()
+    categories = check_categories(categories)
     answers_by_id = _results(results) if results else None
     for category in categories:
         questions, answer_file = _files(data_dir, category)
-        answers = (
-            {a.get("id"): (n, a) for n, a in read_jsonl(answer_file) if isinstance(a, dict)}
-            if answer_file is not None
-            else {}
-        )
+        answers = _answers(answer_file)
+        language = language_of(category)
         for number, question in read_jsonl(questions):
-            where = f"{questions}:{number}"
             if not isinstance(question, dict) or not isinstance(question.get("id"), str):
                 raise InputError(
                     "a question must be an object with an 'id'", source=str(questions), line=number
@@ -309,17 +247,30 @@ def bfcl_cases(
                 if isinstance(f, dict) and isinstance(f.get("name"), str)
             }
             names = tool_names(list(by_name))
-            if answer_file is not None and case_id not in answers:
-                stats.skip("without a possible answer")
-                continue
-            truth = answers[case_id][1].get("ground_truth", []) if answer_file is not None else []
-            try:
-                calls, own = _expected_calls(truth, by_name, names, where)
-            except _NoAnswer:
-                stats.skip("whose ground truth lists no acceptable value for a parameter")
-                continue
-            except ValueError as error:
-                raise InputError(str(error)) from None
+            unknown: set[str] = set()
+            parameters = {
+                old: convert_parameters(f.get("parameters") or {}, language, unknown)
+                for old, f in by_name.items()
+            }
+            expect: dict[str, Any]
+            if answer_file is None:
+                own: list[tuple[str, dict[str, Any]]] = []
+                expect = {"calls": []}
+                if _RELEVANCE[category]:
+                    expect["any_call"] = True
+            else:
+                if case_id not in answers:
+                    stats.skip("without a possible answer")
+                    continue
+                line, truth = answers[case_id]
+                try:
+                    calls, own = expected_calls(truth, parameters, names, case_id)
+                except NoAnswer:
+                    stats.skip("whose ground truth lists no acceptable value for a parameter")
+                    continue
+                except ValueError as error:
+                    raise InputError(str(error), source=str(answer_file), line=line) from None
+                expect = {"calls": calls}
             if answers_by_id is not None:
                 if case_id not in answers_by_id:
                     stats.skip("without a model result")
@@ -327,16 +278,17 @@ def bfcl_cases(
                 proposal = _result_proposal(answers_by_id[case_id], names)
             else:
                 proposal = chat_proposal(own)
-            expect: dict[str, Any] = {"calls": calls}
             if normalize:
                 expect["normalize"] = ["case", "whitespace", "punctuation"]
+            for kind in sorted(unknown):
+                stats.warn(f"{category}: parameter type {kind!r} is not a JSON type; left open")
             renamed = {new: old for old, new in names.items() if new != old}
             stats.cases += 1
             yield {
                 "id": case_id,
                 "proposal": proposal,
                 "expect": expect,
-                "tools": [_tool(by_name[old], new) for old, new in names.items()],
+                "tools": [_tool(by_name[old], new, parameters[old]) for old, new in names.items()],
                 "meta": {"source": "bfcl", "category": category, "tool_names": renamed},
             }
 

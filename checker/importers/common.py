@@ -27,6 +27,8 @@ __all__ = [
 ]
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
+NAME_LIMIT = 64
+"""The longest tool name OpenAI accepts (``^[a-zA-Z0-9_-]{1,64}$``)."""
 
 IMPORT_SOURCES = frozenset({"bfcl", "tau2"})
 """The ``meta.source`` of every case an importer writes."""
@@ -99,14 +101,16 @@ def is_imported_cases(path: str | Path) -> bool:
 def tool_names(names: Sequence[str]) -> dict[str, str]:
     """A valid, unique tool name (``[A-Za-z0-9_-]{1,64}``, what OpenAI accepts) for each
     original name: ``math.factorial`` becomes ``math_factorial`` (as BFCL itself does for
-    such models); a clash gets ``_2``, ``_3``..."""
+    such models); a name is kept whole up to 64 characters (as BFCL sends it), longer ones
+    are cut at 64; a clash gets ``_2``, ``_3``... (the base cut to leave room for it)."""
     taken: set[str] = set()
     out: dict[str, str] = {}
     for name in names:
-        base = (_INVALID.sub("_", name) or "tool")[:60]
-        candidate, n = base, 2
+        base = _INVALID.sub("_", name) or "tool"
+        candidate, n = base[:NAME_LIMIT], 2
         while candidate in taken:
-            candidate, n = f"{base}_{n}", n + 1
+            suffix = f"_{n}"
+            candidate, n = base[: NAME_LIMIT - len(suffix)] + suffix, n + 1
         taken.add(candidate)
         out[name] = candidate
     return out
@@ -146,9 +150,18 @@ class ImportStats:
     def __init__(self) -> None:
         self.cases = 0
         self.skipped: dict[str, int] = {}
+        self.warnings: dict[str, int] = {}
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def warn(self, what: str) -> None:
+        """Something imported that the user should know about (counted, said once)."""
+        self.warnings[what] = self.warnings.get(what, 0) + 1
+
+    def warning_lines(self) -> list[str]:
+        """One line per distinct warning, with how many cases it concerns, sorted."""
+        return [f"{what} ({n} case(s))" for what, n in sorted(self.warnings.items())]
 
     def describe(self) -> str:
         text = f"{self.cases} case(s) written"

@@ -1,6 +1,7 @@
 """Reading a scorer cases file: one JSON case per line, bad lines reported by line number.
 
-A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?, "normalize"?},
+A case is ``{"id", "proposal", "expect": {"calls", "ordered"?, "forbidden"?, "normalize"?,
+"any_call"?},
 "world"?, "tools"?, "meta"?}`` (docs/scoring.md). Expected arguments may hold ``$any`` and
 ``$optional`` markers (``txcheck.scoring.patterns``). ``tools`` is the case's own contract
 (any contract form); ``meta`` is free-form data about the case, carried along and never
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 _CASE_KEYS = ("id", "proposal", "expect", "world", "tools", "meta")
-_EXPECT_KEYS = ("calls", "ordered", "forbidden", "normalize")
+_EXPECT_KEYS = ("calls", "ordered", "forbidden", "normalize", "any_call")
 _CALL_KEYS = ("name", "arguments")
 _KEY_SETS: dict[tuple[str, ...], frozenset[str]] = {
     keys: frozenset(keys) for keys in (_CASE_KEYS, _EXPECT_KEYS, _CALL_KEYS)
@@ -84,7 +85,9 @@ class ExpectedCall:
 
 @attrs.frozen(kw_only=True)
 class Expectation:
-    """What the right answer is. ``calls == ()`` means making no call is right.
+    """What the right answer is. ``calls == ()`` means making no call is right, unless
+    ``any_call``: then at least one call, to any tool with any arguments, is right (a
+    relevance question, where the benchmark asks only that the model call something).
     ``normalize`` lists the string normalisations the case declares (sorted; none by
     default: strings compare exactly)."""
 
@@ -92,6 +95,7 @@ class Expectation:
     ordered: bool = False
     forbidden: tuple[str, ...] = ()
     normalize: tuple[str, ...] = ()
+    any_call: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -248,6 +252,11 @@ def _expectation(value: Any, markerless: bool = False) -> Expectation:
         raise ValueError(
             f"'expect.forbidden' must be a list of tool names (got {_short(forbidden)})"
         )
+    any_call = value.get("any_call", False)
+    if not isinstance(any_call, bool):
+        raise ValueError(f"'expect.any_call' must be true or false (got {_short(any_call)})")
+    if any_call and calls:
+        raise ValueError("'expect.any_call' needs 'calls': [] (it means any call is right)")
     expected = tuple([_expected_call(c, i, markerless) for i, c in enumerate(calls)])
     if forbidden:
         both = sorted({c.name for c in expected} & set(forbidden))
@@ -258,6 +267,7 @@ def _expectation(value: Any, markerless: bool = False) -> Expectation:
         ordered=ordered,
         forbidden=tuple(forbidden),
         normalize=_normalize(value["normalize"]) if "normalize" in value else (),
+        any_call=any_call,
     )
 
 

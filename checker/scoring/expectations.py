@@ -19,7 +19,13 @@ from txcheck.models.verdict import Violation
 from txcheck.scoring.cases import Expectation
 from txcheck.scoring.matching import Alignment, typed_equal
 
-__all__ = ["VETO_CODES", "compensated_call", "repeated_call", "scorer_violations"]
+__all__ = [
+    "VETO_CODES",
+    "any_call_violations",
+    "compensated_call",
+    "repeated_call",
+    "scorer_violations",
+]
 
 VETO_CODES = ("forbidden_tool", "unauthorised_side_effect")
 _VETO_EFFECTS = ("write", "irreversible")
@@ -134,3 +140,17 @@ def scorer_violations(
         text = f"expect.calls[{i}] ('{expect.calls[i].name}') has no matching proposed call"
         out.append(Violation(code="missing_call", level="scorer", call=None, message=text))
     return out, sorted(vetoes)
+
+
+def any_call_violations(expect: Expectation, plan: Plan) -> tuple[list[Violation], list[str]]:
+    """The scorer-level violations when any call is right (``expect.any_call``): a call to
+    a forbidden tool (a veto), or no call at all (``missing_call``)."""
+    out: list[Violation] = []
+    for call in plan.calls:
+        if call.name in expect.forbidden:
+            text = f"'{call.name}' is forbidden in this case (veto)"
+            out.append(Violation(code="forbidden_tool", level="scorer", call=call.id, message=text))
+    if not plan.calls:
+        text = "expected at least one call (any tool, any arguments), got none"
+        out.append(Violation(code="missing_call", level="scorer", call=None, message=text))
+    return out, ["forbidden_tool"] if any(v.code == "forbidden_tool" for v in out) else []

@@ -28,7 +28,7 @@ from txcheck.models.world_rules import business_check_from_doc
 from txcheck.scoring.argument_diff import identical
 from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
 from txcheck.scoring.cases import Case, CaseFile, ExpectedCall, LineError
-from txcheck.scoring.expectations import scorer_violations
+from txcheck.scoring.expectations import any_call_violations, scorer_violations
 from txcheck.scoring.legacy import legacy_score
 from txcheck.scoring.matching import align
 from txcheck.scoring.patterns import normalizer
@@ -261,7 +261,7 @@ def _unreadable(
     text = f"{where}: {error.problem}"
     violation = Violation(code="unreadable_proposal", level="json", call=None, message=text)
     skipped: dict[str, str] = dict.fromkeys(LEVELS[1:], "the proposal could not be read")
-    no_calls = not case.expect.calls
+    no_calls = not case.expect.calls and not case.expect.any_call
     strict = StrictResult(
         passed=False,
         veto=False,
@@ -321,11 +321,19 @@ def _score(
     expected = [(c.name, c.arguments) for c in case.expect.calls]
     calls = plan.calls
     ordered = case.expect.ordered
-    if repeats:
+    scorer: list[Violation]
+    vetoes: list[str]
+    aligned: tuple[tuple[int, str], ...]
+    if case.expect.any_call:
+        # a relevance question: any call is right, so nothing is paired or compared
+        scorer, vetoes = any_call_violations(case.expect, plan)
+        paired = exact = 0
+        all_exact, out_of_order = True, False
+        aligned = ()
+    elif repeats:
         # The calls are the expected ones, in order: ``align`` would pair each with its own
         # (``identical_alignment``) and the scorer would find nothing to say about them.
-        scorer: list[Violation] = []
-        vetoes: list[str] = []
+        scorer, vetoes = [], []
         paired = exact = len(calls)
         all_exact, out_of_order = True, False
         aligned = tuple([(k, call.id) for k, call in enumerate(calls)])
@@ -354,11 +362,11 @@ def _score(
         veto=bool(vetoes),
         violations=violations,
         vetoes=tuple(vetoes),
-        tool_selection=paired / len(expected) if expected else None,
+        tool_selection=_tool_selection(case, paired, bool(calls)),
         schema_valid=not json_problems and schema_valid,
         exact_arguments=exact / paired if paired else None,
         order=ordered_ok if ordered else None,
-        irrelevance=(not calls) if not expected else None,
+        irrelevance=(not calls) if not expected and not case.expect.any_call else None,
         levels_checked=levels_checked,
         levels_skipped=levels_skipped,
         alignment=aligned,
@@ -371,6 +379,15 @@ def _score(
         warnings=warnings,
         normalize=case.expect.normalize,
     )
+
+
+def _tool_selection(case: Case, paired: int, called: bool) -> float | None:
+    """Expected calls paired / expected calls; for ``any_call``, whether a call was made;
+    ``None`` when no call is expected."""
+    if case.expect.any_call:
+        return 1.0 if called else 0.0
+    expected = len(case.expect.calls)
+    return paired / expected if expected else None
 
 
 def score_cases(
