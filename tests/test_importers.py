@@ -234,7 +234,12 @@ def test_import_bad_input_is_one_line_and_writes_nothing(
 
 def test_tau2_tasks_become_cases_with_the_domain_tools() -> None:
     cases = list(tau2_cases(FIXTURES / "tau2" / "shop"))
-    assert [c["id"] for c in cases] == ["shop:1", "shop:2"]  # task 0 has no action
+    assert [c["id"] for c in cases] == ["shop:0", "shop:1", "shop:2"]
+    nothing = cases.pop(0)  # no agent action: nothing is written (the tools are bare writes)
+    assert nothing["expect"] == {
+        "calls": [],
+        "forbidden": ["exchange_items", "find_user", "transfer_to_human"],
+    }
     first = cases[0]
     assert [c["name"] for c in first["expect"]["calls"]] == ["find_user", "exchange_items"]
     assert first["expect"]["calls"][1]["arguments"]["note"] == {"$optional": "size"}
@@ -270,7 +275,7 @@ def test_tau2_import_then_validate_in_one_process(
     capsys.readouterr()
     assert main(["validate", "--jsonl", str(batch), "--json"]) == 1
     records = [json.loads(x) for x in io.StringIO(capsys.readouterr().out)]
-    assert [r.get("valid") for r in records[:-1]] == [True, False]
+    assert [r.get("valid") for r in records[:-1]] == [True, True, False]
 
 
 def test_an_output_that_cannot_be_written_is_one_line_not_a_traceback(

@@ -61,6 +61,15 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="the domain's tool schemas (default: DOMAIN_DIR/tools.json)",
     )
+    tau2.add_argument(
+        "--services",
+        action="store_true",
+        help=(
+            "run tau2's own code (needs txcheck[tau2]): tools and types from it, a world "
+            "fixture per case with the task's database and tau2's gold one, for "
+            "--services txcheck.adapters.tau2:SERVICES"
+        ),
+    )
     _out_options(tau2)
     parser.set_defaults(run=run)
 
@@ -102,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                     normalize=args.normalize,
                 )
             else:
-                stats = import_tau2(Path(args.domain_dir), handle, tools_file=args.tools)
+                stats = import_tau2(Path(args.domain_dir), handle, **_tau2_code(args))
     except OSError as error:
         raise InputError(f"cannot write: {error.strerror or error}", source=str(out)) from None
     for warning in stats.warning_lines():
@@ -111,3 +120,18 @@ def run(args: argparse.Namespace) -> int:
     done = one_line(f"{out}: {stats.describe()}", None)
     print(f"txcheck import {args.benchmark}: {done}", file=sys.stderr)
     return 0
+
+
+def _tau2_code(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``import tau2`` takes from tau2's own code with ``--services``."""
+    if not args.services:
+        return {"tools_file": args.tools}
+    from txcheck.adapters import tau2
+
+    domain = Path(args.domain_dir).name
+    tools = tau2.domain_tools(domain)  # checks the domain and that tau2 is installed
+    return {
+        "tools": tools,
+        "worlds": lambda task: tau2.task_world(domain, task),
+        "order": lambda task, writes: tau2.gold_order_matters(domain, task, writes),
+    }

@@ -96,6 +96,9 @@ class Expectation:
     forbidden: tuple[str, ...] = ()
     normalize: tuple[str, ...] = ()
     any_call: bool = False
+    writes_only: bool = False
+    """With ``ordered``: only the calls of tools with a side effect must keep the expected
+    order (``"ordered": "writes"``); reads may come anywhere."""
 
 
 @attrs.frozen(kw_only=True)
@@ -243,8 +246,11 @@ def _expectation(value: Any, markerless: bool = False) -> Expectation:
     if not isinstance(calls, list):
         raise ValueError(f"'expect.calls' must be a list (got {_short(calls)})")
     ordered = value.get("ordered", False)
-    if not isinstance(ordered, bool):
-        raise ValueError(f"'expect.ordered' must be true or false (got {_short(ordered)})")
+    writes_only = ordered == "writes"
+    if not isinstance(ordered, bool) and not writes_only:
+        raise ValueError(
+            f"'expect.ordered' must be true, false or \"writes\" (got {_short(ordered)})"
+        )
     forbidden = value.get("forbidden", [])
     if not isinstance(forbidden, list) or (
         forbidden and not all(isinstance(t, str) and t for t in forbidden)
@@ -264,7 +270,8 @@ def _expectation(value: Any, markerless: bool = False) -> Expectation:
             raise ValueError(f"'{both[0]}' is both expected and forbidden")
     return Expectation(
         calls=expected,
-        ordered=ordered,
+        ordered=bool(ordered),
+        writes_only=writes_only,
         forbidden=tuple(forbidden),
         normalize=_normalize(value["normalize"]) if "normalize" in value else (),
         any_call=any_call,

@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from txcheck.models.contract import Contract
 from txcheck.models.json_path import format_path
 from txcheck.scoring.argument_diff import (
     ArgDiff,
@@ -47,6 +48,7 @@ __all__ = [
     "diff_arguments",
     "identical_alignment",
     "typed_equal",
+    "writes_in_order",
 ]
 
 
@@ -341,3 +343,18 @@ def identical_alignment(count: int) -> Alignment:
     difference, since identical keys are distinct or shared exactly as the expected ones."""
     pairs = tuple([Pair(expected=k, proposed=k, diffs=()) for k in range(count)])
     return Alignment(pairs=pairs, missing=(), extra=(), out_of_order=())
+
+
+def writes_in_order(
+    alignment: Alignment, expected: Sequence[ExpectedCall], contract: Contract
+) -> Alignment:
+    """``alignment`` with ``out_of_order`` over the pairs of side-effecting tools only
+    (``"ordered": "writes"``): the order of reads does not matter."""
+    writes = [
+        p
+        for p in alignment.pairs
+        if (tool := contract.tool(expected[p.expected][0])) is not None and tool.has_side_effect
+    ]
+    in_order = _longest_increasing([p.proposed for p in writes])
+    out = tuple(sorted(p.proposed for k, p in enumerate(writes) if k not in in_order))
+    return attrs.evolve(alignment, out_of_order=out)

@@ -30,7 +30,7 @@ from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
 from txcheck.scoring.cases import Case, CaseFile, ExpectedCall, LineError
 from txcheck.scoring.expectations import any_call_violations, scorer_violations
 from txcheck.scoring.legacy import legacy_score
-from txcheck.scoring.matching import align
+from txcheck.scoring.matching import align, writes_in_order
 from txcheck.scoring.patterns import normalizer
 from txcheck.scoring.patterns import to_json as pattern_json
 from txcheck.scoring.summary import Summary, SummaryBuilder
@@ -344,6 +344,8 @@ def _score(
             key_args=context.key_args,
             norm=normalizer(case.expect.normalize),
         )
+        if ordered and case.expect.writes_only:
+            alignment = writes_in_order(alignment, expected, contract)
         scorer, vetoes = scorer_violations(contract, case.expect, plan, alignment)
         pairs = alignment.pairs
         paired, exact = len(pairs), [p.exact for p in pairs].count(True)
