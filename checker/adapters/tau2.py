@@ -33,6 +33,7 @@ deterministic.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
@@ -81,10 +82,8 @@ def _tau2(domain: str) -> tuple[Any, Any, Any]:
             f"tau2 domain must be one of {', '.join(sorted(DOMAINS))} (got {domain!r})"
         )
     package, db_class, kit_class = DOMAINS[domain]
-    try:
-        importlib.import_module("loguru").logger.disable("tau2")  # its debug and .env lines
-    except ImportError:
-        pass
+    with contextlib.suppress(ImportError):  # its debug and .env lines
+        importlib.import_module("loguru").logger.disable("tau2")
     try:
         environment = importlib.import_module(f"{package}.environment")
         data_model = importlib.import_module(f"{package}.data_model")
