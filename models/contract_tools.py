@@ -18,6 +18,7 @@ generated plans) (docs/contract.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -342,12 +343,15 @@ def tool_properties(tool: Tool) -> Mapping[str, Any]:
     return props if isinstance(props, dict) else {}
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
 def _name(value: Any, path: Path, present: bool) -> str:
     if not present:
         raise fail(path[:-1], "the tool has no 'name'")
     if not isinstance(value, str) or not value:
         raise fail(path, f"'name' must be a non-empty string (got {describe(value)})")
-    if not all(c.isascii() and (c.isalnum() or c in "_-.") for c in value) or len(value) > 128:
+    if len(value) > 128 or _TOOL_NAME.fullmatch(value) is None:
         raise fail(path, f"tool name {value!r} must be 1-128 letters, digits, '_', '-' or '.'")
     return value
 

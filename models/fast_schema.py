@@ -63,7 +63,24 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
 def schema_is_safe(schema: Any) -> bool:
-    """Whether both validators read ``schema`` the same way (see the module docstring)."""
+    """Whether both validators read ``schema`` the same way (see the module docstring).
+    The answer for a schema object asked about lately is remembered (by identity: a tool's
+    schema is asked about when its contract is read and again when its check is built)."""
+    seen = _SAFE_SEEN.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
+    safe = _is_safe(schema)
+    if len(_SAFE_SEEN) >= _SAFE_LIMIT:
+        del _SAFE_SEEN[next(iter(_SAFE_SEEN))]
+    _SAFE_SEEN[id(schema)] = (schema, safe)  # the object held: its id is not reused
+    return safe
+
+
+_SAFE_SEEN: dict[int, tuple[Any, bool]] = {}
+_SAFE_LIMIT = 256
+
+
+def _is_safe(schema: Any) -> bool:
     found = walk(schema)
     if found.unresolved or found.cycle() is not None:
         return False

@@ -34,6 +34,7 @@ from txcheck.models.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.json_path import PathPart, format_path
 from txcheck.models.proposal import Call
 from txcheck.models.schema_errors import describe_value, map_errors, schema_violation
+from txcheck.models.schema_rules import rule_problem
 from txcheck.models.schema_validator import reference_validator
 from txcheck.models.tool_schema import check_schema
 
@@ -132,6 +133,33 @@ def _shapes_object(schema: Any) -> bool:
 _UNSET: Any = object()
 
 
+class _Validators(Mapping[str, Any]):
+    """The jsonschema validator of each tool, built when first asked for from the schema
+    checked (and, for ``strict`` tools, closed) at compile time: a batch whose calls the
+    fast check accepts never builds one."""
+
+    def __init__(self, schemas: Mapping[str, Any]) -> None:
+        self.schemas = schemas
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        built = self._built.get(name)
+        if built is None:
+            schema = self.schemas[name]
+            built = reference_validator(schema)  # its rules were checked when read
+            self._built[name] = built
+        return built
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.schemas  # without building a validator
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schemas)
+
+    def __len__(self) -> int:
+        return len(self.schemas)
+
+
 class _FastValidators(Mapping[str, "FastCheck | None"]):
     """The jsonschema-rs check of each tool (``None`` where there is none), compiled when
     first asked for."""
@@ -142,7 +170,13 @@ class _FastValidators(Mapping[str, "FastCheck | None"]):
 
     def __getitem__(self, name: str) -> FastCheck | None:
         if name not in self._built:
-            self._built[name] = fast_validator(self._validators[name].schema)
+            validators = self._validators
+            schema = (
+                validators.schemas[name]
+                if isinstance(validators, _Validators)
+                else validators[name].schema
+            )
+            self._built[name] = fast_validator(schema)
         return self._built[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -164,20 +198,24 @@ class CompiledContract:
 
     validators: Mapping[str, Any]  # tool name -> jsonschema validator
     fast: Mapping[str, FastCheck | None] = attrs.field(factory=dict)  # name -> rs is_valid
+    eager: bool = False
+    """Use the fast check from a tool's first call (a batch: jsonschema-rs is loaded
+    anyway, and a benchmark's tools are often called once each)."""
     _ready: dict[str, FastCheck | None] = attrs.field(init=False, factory=dict, eq=False)
     _asked: set[str] = attrs.field(init=False, factory=set, eq=False)
 
     @classmethod
-    def build(cls, contract: Contract) -> CompiledContract:
-        validators = {n: _validator(contract, t) for n, t in contract.tools.items()}
-        return cls(validators=validators, fast=_FastValidators(validators))
+    def build(cls, contract: Contract, *, eager: bool = False) -> CompiledContract:
+        validators = _Validators({n: _schema(contract, t) for n, t in contract.tools.items()})
+        return cls(validators=validators, fast=_FastValidators(validators), eager=eager)
 
     def _fast_for(self, name: str) -> FastCheck | None:
-        """The fast check for a call to ``name``: none for the tool's first call."""
+        """The fast check for a call to ``name``: none for the tool's first call, unless
+        ``eager``."""
         fast = self._ready.get(name, _UNSET)
         if fast is not _UNSET:
             return fast  # type: ignore[no-any-return]
-        if name not in self._asked:  # the tool's first call: jsonschema alone
+        if not self.eager and name not in self._asked:  # first call: jsonschema alone
             self._asked.add(name)
             return None
         fast = self._ready[name] = self.fast.get(name)
@@ -199,8 +237,7 @@ class CompiledContract:
         """Violations of ``call``'s parsed arguments; an unknown tool or unparsed call has
         none here (those fail at other levels)."""
         arguments = call.arguments
-        validator = self.validators.get(call.name)
-        if validator is None or arguments is None:
+        if arguments is None or call.name not in self.validators:
             return []
         fast = self._fast_for(call.name)
         if fast is not None and type(arguments) is dict and _plain(arguments, 1):
@@ -223,6 +260,7 @@ class CompiledContract:
                 got = describe_value(huge[1])
                 text = f"expected a number of at most {_HUGE_DIGITS} digits, got {got}"
                 return [schema_violation("out_of_range", call, huge[0], text)]
+        validator = self.validators[call.name]  # built only for a call the fast check left
         try:
             return list(map_errors(validator.iter_errors(call.arguments), call))
         except RecursionError:
@@ -243,13 +281,17 @@ def _accepts(fast: FastCheck, call: CallLike) -> bool:
         return False
 
 
-def _validator(contract: Contract, tool: Tool) -> Any:
+def _schema(contract: Contract, tool: Tool) -> Any:
+    """The schema a tool's calls are checked against: its parameters, checked, and closed
+    when the tool is ``strict``."""
     schema: Any = tool.parameters
     try:
         check_schema(schema)
         if tool.strict:
             schema = closed_schema(schema)
-        return reference_validator(schema)
+        problem = rule_problem(schema)  # what building its validator later would refuse
+        if problem is not None:
+            raise ContractError(problem[1], path=format_path(problem[0]))
     except SchemaError as error:
         raise ContractError(
             f"tool '{tool.name}': parameters must be a valid JSON Schema (draft 2020-12): "
@@ -266,19 +308,24 @@ def _validator(contract: Contract, tool: Tool) -> Any:
         raise ContractError(
             f"tool '{tool.name}': parameters nest too deeply to compile", source=contract.source
         ) from None
+    return schema
 
 
 _CACHE: dict[int, tuple[weakref.ref[Contract], CompiledContract]] = {}
 
 
-def compile_contract(contract: Contract) -> CompiledContract:
+def compile_contract(contract: Contract, *, eager: bool = False) -> CompiledContract:
     """The compiled validators of ``contract``, built on first use and kept while the
-    contract object lives (keyed on identity: contracts compare by value, not schemas)."""
+    contract object lives (keyed on identity: contracts compare by value, not schemas).
+    ``eager`` (for a contract built to score a batch) uses the fast check from each tool's
+    first call."""
     key = id(contract)
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is contract:
         return hit[1]
-    compiled = CompiledContract.build(contract)
+    compiled = (
+        CompiledContract.build(contract, eager=True) if eager else CompiledContract.build(contract)
+    )
 
     def forget(ref: weakref.ref[Contract], key: int = key) -> None:
         entry = _CACHE.get(key)

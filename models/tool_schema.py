@@ -16,7 +16,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
+from txcheck.models.fast_schema import DRAFT_2020_12, schema_is_safe
 from txcheck.models.json_path import PathPart
+from txcheck.models.rust_engine import engine
 from txcheck.models.schema_rules import rule_problem
 from txcheck.models.schema_validator import SCHEMA_FORMAT_CHECKER, reference_validator
 
@@ -26,16 +28,71 @@ __all__ = ["check_schema", "clip", "literal_problem", "schema_problem"]
 def check_schema(schema: Any) -> None:
     """``Draft202012Validator.check_schema(schema)``: ``SchemaError`` when ``schema`` is not
     valid JSON Schema (its patterns are left to ``schema_rules``, never compiled with
-    Python's ``re``). A schema that passed is remembered (by its canonical JSON), since one
-    is checked when its contract is read and again when the contract is compiled."""
+    Python's ``re``). jsonschema-rs answers first where both read the schema alike (plain
+    JSON types, ``schema_is_safe``): a schema it finds valid against the metaschema is
+    valid (jsonschema's check costs milliseconds, and a benchmark brings thousands of
+    schemas); anything else is judged, and its error worded, by jsonschema. A schema that
+    passed is remembered (by identity, and by its canonical JSON), since one is checked
+    when its contract is read and again when the contract is compiled."""
+    seen = _SEEN.get(id(schema))
+    if seen is not None and seen is schema:
+        return
+    if _meta_accepts(schema):
+        _remember(schema)
+        return
     key = _key(schema)
     if key is not None and key in _PASSED:
         return
     Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMAT_CHECKER)
+    _remember(schema)
     if key is not None:
         if len(_PASSED) >= _PASSED_LIMIT:
             _PASSED.clear()
         _PASSED.add(key)
+
+
+def _meta_accepts(schema: Any) -> bool:
+    """Whether jsonschema-rs shows ``schema`` valid against the draft 2020-12 metaschema
+    (``False`` means only "not shown": jsonschema decides)."""
+    if not isinstance(schema, dict) or schema.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+        return False
+    rs = engine()
+    if rs is None or not _plain(schema) or not schema_is_safe(schema):
+        return False
+    try:
+        return bool(rs.meta.is_valid(schema))
+    except Exception:  # a value jsonschema-rs cannot take: ask jsonschema
+        return False
+
+
+def _plain(schema: Any) -> bool:
+    """Whether ``schema`` holds only plain JSON types (a tuple reads as an array to
+    jsonschema-rs, and jsonschema refuses it)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if not all(type(k) is str for k in node):
+                return False
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind not in _NATIVE:
+            return False
+    return True
+
+
+_SEEN: dict[int, Any] = {}
+"""The schema objects that passed lately, by identity (each object held, so its id is
+not reused while here): a tool's schema is checked when read and again when compiled."""
+_SEEN_LIMIT = 256
+
+
+def _remember(schema: Any) -> None:
+    if len(_SEEN) >= _SEEN_LIMIT:
+        del _SEEN[next(iter(_SEEN))]
+    _SEEN[id(schema)] = schema
 
 
 _PASSED: set[str] = set()
