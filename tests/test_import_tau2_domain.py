@@ -349,3 +349,19 @@ def test_an_unknown_domain_or_a_missing_tau2_is_one_clear_error(
     monkeypatch.setitem(adapter.DOMAINS, "ghost", ("txcheck_no_such_package", "DB", "Kit"))
     with pytest.raises(Exception, match=r"the tau2 package is needed for this \(pip install"):
         adapter.domain_tools("ghost")
+
+
+def test_imported_tools_have_behaviour_so_evaluate_runs_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bare schemas left every tool without behaviour (evaluate refused them, exit 2); the
+    imported effects give generic behaviour, so the gold booking runs under faults."""
+    booking = [c for c in tau2_cases(TAU2 / "airline") if c["id"] == "airline:20"]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(booking[0]) + "\n")
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({"tools": booking[0]["tools"]}))
+    code = main(["evaluate", str(contract), str(cases), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code in (0, 1) and report["errors"] == []
+    assert report["cases"][0]["stage2"]["guarded"]["state_consistency"]["outcome"] == "completed"
