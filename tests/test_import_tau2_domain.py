@@ -29,6 +29,7 @@ from txcheck import (
     parse_contract,
 )
 from txcheck.adapters import tau2 as adapter
+from txcheck.adapters import tau2_worlds
 from txcheck.cli import main
 from txcheck.importers.common import chat_proposal
 from txcheck.importers.tau2 import tau2_cases
@@ -320,7 +321,7 @@ def test_an_error_answer_changes_nothing_and_the_plan_goes_on() -> None:
 def test_random_bill_ids_are_renumbered_in_order() -> None:
     before = {"bills": [{"bill_id": "Bdeadbeef"}]}
     after = {"bills": [{"bill_id": "Bdeadbeef"}, {"bill_id": "B0123abcd"}, {"id": "Bffffffff"}]}
-    assert adapter._renumbered(after, before) == {
+    assert tau2_worlds.renumbered(after, before) == {
         "bills": [{"bill_id": "Bdeadbeef"}, {"bill_id": "B_NEW_1"}, {"id": "B_NEW_2"}]
     }
 
@@ -332,8 +333,8 @@ def test_a_slice_keeps_what_the_task_reaches() -> None:
         "flights": {"F1": {}, "F2": {}, "F3": {}},
         "meta": [1, 2],
     }
-    keys = adapter._reached(db, {"u1", "F3"})
-    assert adapter._slice(db, keys) == {
+    keys = tau2_worlds._reached(db, {"u1", "F3"})
+    assert tau2_worlds._slice(db, keys) == {
         "users": {"u1": {"reservations": ["R1"]}},
         "reservations": {"R1": {"flight": "F1"}},
         "flights": {"F1": {}, "F3": {}},
@@ -365,3 +366,17 @@ def test_imported_tools_have_behaviour_so_evaluate_runs_them(
     report = json.loads(capsys.readouterr().out)
     assert code in (0, 1) and report["errors"] == []
     assert report["cases"][0]["stage2"]["guarded"]["state_consistency"]["outcome"] == "completed"
+
+
+def test_import_services_names_the_folder_when_it_is_no_tau2_domain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    out = tmp_path / "c.jsonl"
+    assert main(["import", "tau2", str(shop), "--services", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"txcheck import: error: {shop}: tau2 domain must be one of airline, retail, "
+        "telecom (got 'shop')\n"
+    )
+    assert not out.exists()

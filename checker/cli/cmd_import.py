@@ -127,9 +127,13 @@ def _tau2_code(args: argparse.Namespace) -> dict[str, Any]:
     if not args.services:
         return {"tools_file": args.tools}
     from txcheck.adapters import tau2
+    from txcheck.models.errors import InputError
 
     domain = Path(args.domain_dir).name
-    tools = tau2.domain_tools(domain)  # checks the domain and that tau2 is installed
+    try:
+        tools = tau2.domain_tools(domain)  # checks the domain and that tau2 is installed
+    except InputError as error:
+        raise InputError(error.problem, source=str(args.domain_dir)) from None
     return {
         "tools": tools,
         "worlds": lambda task: tau2.task_world(domain, task),
