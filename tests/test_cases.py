@@ -65,7 +65,7 @@ def test_a_valid_case_with_defaults() -> None:
         ),
         (
             _line(expect={"calls": [], "ordered": "yes"}),
-            "'expect.ordered' must be true or false (got 'yes')",
+            "'expect.ordered' must be true, false or \"writes\" (got 'yes')",
         ),
         (
             _line(expect={"calls": [], "forbidden": "cancel_order"}),

@@ -172,10 +172,8 @@ def _differences(now: Mapping[str, Any], gold: Mapping[str, Any]) -> list[str]:
     return out
 
 
-@eventually
-def tau2_gold_database(view: RunView) -> Iterator[str]:
-    """At quiescence the database is tau2's gold one (when the fixture gives it)."""
-    state = view.world.state.get(SERVICE)
+def _gold_problems(state: Any) -> Iterator[str]:
+    """Why the tau2 state's database is not its gold one (nothing without a gold one)."""
     if not isinstance(state, dict) or state.get("gold") is None:
         return
     diffs = _differences(state["db"], state["gold"])
@@ -184,16 +182,20 @@ def tau2_gold_database(view: RunView) -> Iterator[str]:
         yield f"the final database is not tau2's gold database: {shown}"
 
 
-def _gave_up(view: RunView) -> bool:
+@eventually
+def tau2_gold_database(view: RunView) -> Iterator[str]:
+    """At quiescence the database is tau2's gold one (when the fixture gives it)."""
+    yield from _gold_problems(view.world.state.get(SERVICE))
+
+
+def _gave_up(journals: Mapping[str, Any], db: Any, start: Any) -> bool:
     """Whether the policy said it could not finish: a journal ends in MANUAL, or ends
     rolled back with the database as it started (a clean rollback, e.g. its retry budget
     spent on transient errors)."""
-    endings = [entries[-1] for entries in view.world.journals.values() if entries]
+    endings = [entries[-1] for entries in journals.values() if entries]
     if any(e.get("phase") == "MANUAL" for e in endings):
         return True
-    start = view.initial_business_state.get(SERVICE, {}).get("db")
-    rolled_back = any(e.get("outcome") == "rolled_back" for e in endings)
-    return rolled_back and view.world.state[SERVICE]["db"] == start
+    return any(e.get("outcome") == "rolled_back" for e in endings) and db == start
 
 
 @eventually
@@ -202,9 +204,12 @@ def tau2_gold_unless_rejected(view: RunView) -> Iterator[str]:
     policy gave up and said so (MANUAL, or a clean rollback): a call refused for good, or
     failing past the retry budget, cannot reach the gold database, and stopping there,
     said, is an acceptable outcome."""
-    if view.history.faults.get("permanent_error") or _gave_up(view):
+    state = view.world.state.get(SERVICE)
+    if not isinstance(state, dict) or view.history.faults.get("permanent_error"):
         return
-    yield from tau2_gold_database.check(view)
+    start = view.initial_business_state.get(SERVICE, {}).get("db")
+    if not _gave_up(view.world.journals, state["db"], start):
+        yield from _gold_problems(state)
 
 
 INVARIANTS = (tau2_gold_database,)

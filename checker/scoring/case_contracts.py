@@ -1,7 +1,7 @@
 """The contract each case is scored under: its own ``tools``, else the one given to ``score``.
 
 Benchmarks such as BFCL give every case its own tools, and repeat the same tools document
-across many cases, so parsed contracts are cached per identical document (its JSON text),
+across many cases, so parsed contracts are cached per identical document (canonical JSON),
 in a bounded LRU: a file of any length is scored in bounded memory. Each cached entry also
 carries what scoring derives from its contract once: the idempotency-key arguments and the
 verdicts on expectations already validated under it.
@@ -9,13 +9,13 @@ verdicts on expectations already validated under it.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from txcheck.models.canonical import canonical_json
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import ContractError, InputError
@@ -55,12 +55,6 @@ class ScoringContext:
         self.expect_cache[key] = verdict
 
 
-def _key(tools: Any) -> str:
-    """The cache key of a tools document: its JSON text as read (key order kept: sorting
-    costs more than the rare document repeated in another key order, parsed once more)."""
-    return json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
-
-
 EXPECT_LIMIT = 4096
 CONTRACT_LIMIT = 256
 
@@ -80,7 +74,7 @@ class CaseContracts:
             if self.default is None:
                 raise InputError(NO_CONTRACT)
             return self.default
-        key = _key(tools)
+        key = canonical_json(tools)
         hit = self._cache.get(key)
         if hit is None:
             hit = self._parse(tools)
