@@ -340,7 +340,11 @@ def test_out_keeps_an_unrelated_file_unless_forced(
     hand_written.write_text(json.dumps({"id": "a", "proposal": {}, "expect": {}}) + "\n")
     _refused(hand_written, capsys)
     assert main(["import", "tau2", SHOP, "--out", str(notes), "--force"]) == 0
-    assert [json.loads(x)["id"] for x in notes.read_text().splitlines()] == ["shop:0", "shop:1", "shop:2"]
+    assert [json.loads(x)["id"] for x in notes.read_text().splitlines()] == [
+        "shop:0",
+        "shop:1",
+        "shop:2",
+    ]
 
 
 def test_out_replaces_its_own_previous_output_and_an_empty_file(
