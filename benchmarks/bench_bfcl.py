@@ -45,7 +45,7 @@ from typing import Any
 from txcheck.cli import main as txcheck_main
 from txcheck.importers.bfcl import CATEGORIES, REFUSED, SUPPORTED, bfcl_cases
 from txcheck.importers.common import chat_proposal
-from txcheck.models import fast_schema, tool_schema
+from txcheck.models import fast_schema, schema_rules, schema_walk, tool_schema
 from txcheck.models.contract_loader import default_contract
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import LineError, iter_cases, parse_cases
@@ -179,6 +179,8 @@ def _fresh() -> None:
     tool_schema._PASSED.clear()
     tool_schema._SEEN.clear()
     fast_schema._SAFE_SEEN.clear()
+    schema_walk._WALKED.clear()
+    schema_rules._ANSWERED.clear()
 
 
 def _scorer(data: bytes, contract: Any) -> Callable[[], object]:

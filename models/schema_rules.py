@@ -30,7 +30,24 @@ _INSIDE = "txcheck resolves references only inside the tool's schema ('#' or '#/
 
 
 def rule_problem(schema: Any) -> tuple[Path, str] | None:
-    """The first place (path inside ``schema``) breaking a rule above, and why; or ``None``."""
+    """The first place (path inside ``schema``) breaking a rule above, and why; or ``None``.
+    The answer for a schema object asked about lately is remembered (by identity, the
+    object held): a tool's schema is asked about when read and again when compiled."""
+    seen = _ANSWERED.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
+    problem = _rule_problem(schema)
+    if len(_ANSWERED) >= _ANSWERED_LIMIT:
+        del _ANSWERED[next(iter(_ANSWERED))]
+    _ANSWERED[id(schema)] = (schema, problem)
+    return problem
+
+
+_ANSWERED: dict[int, tuple[Any, tuple[Path, str] | None]] = {}
+_ANSWERED_LIMIT = 256
+
+
+def _rule_problem(schema: Any) -> tuple[Path, str] | None:
     found = walk(schema)
     unresolved: dict[Path, list[Unresolved]] = {}
     for ref in found.unresolved:

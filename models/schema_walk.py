@@ -166,7 +166,25 @@ def _children(schema: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, Any
 
 
 def walk(root: Any) -> SchemaMap:
-    """Every place in ``root`` evaluated as a schema (see the module docstring)."""
+    """Every place in ``root`` evaluated as a schema (see the module docstring). The map
+    of a schema object walked lately is remembered (by identity, the object held so its id
+    is not reused): reading a tool, compiling it and choosing its fast check each walk the
+    same schema, and a benchmark brings thousands of them."""
+    seen = _WALKED.get(id(root))
+    if seen is not None and seen[0] is root:
+        return seen[1]
+    found = _walk(root)
+    if len(_WALKED) >= _WALKED_LIMIT:
+        del _WALKED[next(iter(_WALKED))]
+    _WALKED[id(root)] = (root, found)
+    return found
+
+
+_WALKED: dict[int, tuple[Any, SchemaMap]] = {}
+_WALKED_LIMIT = 256
+
+
+def _walk(root: Any) -> SchemaMap:
     positions: dict[Path, Any] = {}
     edges: list[Edge] = []
     unresolved: list[Unresolved] = []
