@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from txcheck.importers.bfcl import bfcl_cases
-from txcheck.models import rust_engine, schema_check, tool_schema
+from txcheck.models import rust_engine, schema_check, schema_walk, tool_schema
 from txcheck.models.contract_loader import parse_contract
 from txcheck.models.proposal_parser import parse_proposal
 from txcheck.scoring.case_contracts import CaseContracts
@@ -109,3 +109,22 @@ def test_verdicts_are_the_same_with_and_without_the_fast_road(
     slow = score_file(None, parse_cases(text, source="t")).to_json()
     assert fast == slow
     assert fast["summary"]["cases"] == len(cases) + 1
+
+
+def test_each_schema_is_walked_once_from_reading_to_its_fast_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    walked: list[int] = []
+    real = schema_walk._walk
+
+    def counting(root: Any) -> Any:
+        walked.append(id(root))
+        return real(root)
+
+    monkeypatch.setattr(schema_walk, "_walk", counting)
+    case = next(c for c in _cases() if c["id"] == "live_multiple_991-222-0")
+    context = CaseContracts(None).for_tools(case["tools"])
+    compiled = schema_check.compile_contract(context.contract)
+    for name in context.contract.tools:
+        assert compiled.fast.get(name) is not None
+    assert len(walked) == len(case["tools"]) == len(set(walked))
