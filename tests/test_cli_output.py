@@ -155,4 +155,4 @@ def test_import_needs_no_stdout(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert out.read_text().count("\n") == 2
+    assert out.read_text().count("\n") == 3  # tasks 0 (nothing to do), 1 and 2
