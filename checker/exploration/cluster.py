@@ -48,7 +48,7 @@ Result = TypeVar("Result")
 
 BEAT = 0.25
 """Seconds between a running item's progress reports and stop checks."""
-GRACE = 10.0
+GRACE = 30.0
 """Seconds running items get, after an interrupt, to send back what they found."""
 RETRIES = 3
 """How many times an item Dask gave up on (its workers kept dying) is submitted again."""
