@@ -325,8 +325,11 @@ def test_fresh_key_control_charges_twice(runs: dict[str, ScenarioRun]) -> None:
     assert sorted(charges) == ["ch_1", "ch_2"]
     assert {c["order_id"] for c in charges.values()} == {"ord_1"}
     assert "order ord_1 charged 2 times" in _failure(run, "no_double_charge")[0]
+    # the hygiene failure, the charge, the same as a generic effect, and the outcome
     assert sorted(set(run.fired) & set(DESIGNATED[run.policy])) == [
+        "acceptable_outcome",
         "no_double_charge",
+        "no_double_effect",
         "retries_reuse_key",
     ]
 
