@@ -13,6 +13,7 @@ from txcheck.invariants.effects import fault_free_completion, no_double_effect, 
 from txcheck.invariants.orchestration import (
     acceptable_outcome,
     compensation_reverse_order,
+    consumed_effect_committed,
     consumer_effect_at_most_once,
     consumer_effect_exactly_once,
     journal_terminal,
@@ -23,7 +24,11 @@ from txcheck.invariants.orchestration import (
     state_and_event_together,
     writes_within_plan,
 )
-from txcheck.invariants.sagas import amounts_conserved, no_compensation_past_pivot
+from txcheck.invariants.sagas import (
+    amounts_conserved,
+    compensation_matches_its_call,
+    no_compensation_past_pivot,
+)
 
 __all__ = [
     "DEFAULT_INVARIANTS",
@@ -42,6 +47,7 @@ DEFAULT_INVARIANTS: tuple[Invariant, ...] = (
     no_orphan_reservation,
     stock_and_money_conserved,
     consumer_effect_at_most_once,
+    consumed_effect_committed,
     state_and_event_together,
     rejected_plan_unchanged,
     writes_within_plan,
@@ -50,6 +56,7 @@ DEFAULT_INVARIANTS: tuple[Invariant, ...] = (
     compensation_reverse_order,
     no_double_effect,
     no_compensation_past_pivot,
+    compensation_matches_its_call,
     consumer_effect_exactly_once,
     no_leftover_reservation,
     journal_terminal,

@@ -135,9 +135,10 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
     """A valid plan run with no fault injected completes: every write commits once and
     nothing is undone. A policy that rolls back (or hands over) a plan nothing went wrong
     with fails its users silently. Exempt: a plan that fails validation, one the world's
-    business rules refuse from the start, and plans that share a resource with a different
-    plan in the same run (they may legitimately get in each other's way: a second plan on
-    one order is refused, a resubmission attaches to the first). A tool that names no
+    business rules refuse from the start, and plans that share a resource or an
+    idempotency key with a different plan in the same run (they may legitimately get in
+    each other's way: a second plan on one order is refused, a resubmission attaches to
+    the first, a key already bound to another intent is refused). A tool that names no
     resource may write on any of its own: two plans calling it share it."""
     if view.history.fault_count:
         return
@@ -167,8 +168,9 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
 
 
 def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:
-    """Every resource the plan's calls name, and each write tool that names none (it may
-    write on anything of its own); once per contract and plan."""
+    """Every resource the plan's calls name, each idempotency key of its writes, and each
+    write tool that names no resource (it may write on anything of its own); once per
+    contract and plan."""
     contract = view.contract
 
     def compute() -> frozenset[str]:
@@ -179,6 +181,9 @@ def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:
                 continue
             if not tool.resources and tool.has_side_effect:
                 found.add(canonical_json(["tool", tool.name]))  # whatever it writes on
+            key = tool.idempotency_key
+            if tool.has_side_effect and key is not None and key in call.arguments:
+                found.add(canonical_json(normalize(["key", call.arguments[key]])))
             for name in tool.resources:
                 if name in call.arguments:
                     found.add(canonical_json(normalize([name, call.arguments[name]])))

@@ -16,6 +16,7 @@ from txcheck.models.world import World
 __all__ = [
     "acceptable_outcome",
     "compensation_reverse_order",
+    "consumed_effect_committed",
     "consumer_effect_at_most_once",
     "consumer_effect_exactly_once",
     "journal_terminal",
@@ -35,6 +36,22 @@ def consumer_effect_at_most_once(view: RunView) -> Iterator[str]:
     for event_id, count in sorted(view.world.effects.items()):
         if count > 1:
             yield f"event {event_id} applied {count} times by the consumer"
+
+
+@always(reads=(Part.EFFECTS, Part.OPERATIONS))
+def consumed_effect_committed(view: RunView) -> Iterator[str]:
+    """Every event a consumer applied belongs to an operation that committed, before it was
+    applied: an event published before its call (or for a call that then failed) ships a
+    parcel for an order that was never paid."""
+    if not view.world.effects:
+        return
+    committed = set(view.world.committed_events())
+    for event_id in sorted(view.world.effects):
+        if event_id not in committed:
+            yield (
+                f"event {event_id} was applied by the consumer, but no committed operation "
+                "wrote it (published before its call, or for a call that never committed)"
+            )
 
 
 @eventually

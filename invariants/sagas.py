@@ -23,13 +23,15 @@ from txcheck.invariants.views import last_phase_entry, plan_groups
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.choices import Part
 from txcheck.models.contract import Contract, Tool
+from txcheck.models.generic import GENERIC
 from txcheck.models.memo import IdentityMemo
-from txcheck.models.policies.base import shares_resource
+from txcheck.models.policies.base import shares_resource, undo_arguments
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import RunView
 from txcheck.models.services import ServiceSet
+from txcheck.models.world import admission
 
-__all__ = ["amounts_conserved", "no_compensation_past_pivot"]
+__all__ = ["amounts_conserved", "compensation_matches_its_call", "no_compensation_past_pivot"]
 
 
 def _has_pivot(contract: Contract, services: Sequence[ServiceSet]) -> str | None:
@@ -82,6 +84,70 @@ def no_compensation_past_pivot(view: RunView) -> Iterator[str]:
                     f"({pivot['tool']}, op {pivot['op']}) committed on it and cannot be undone"
                 )
                 break
+
+
+def _compensable(contract: Contract, services: Sequence[ServiceSet]) -> str | None:
+    """Why ``compensation_matches_its_call`` has nothing to read: no tool names a
+    compensation."""
+    if any(t.compensated_by is not None for t in contract.tools.values()):
+        return None
+    return "no tool of the contract names a compensation ('compensated_by')"
+
+
+@always(reads=(Part.OPERATIONS, Part.SERVICES), applies=_compensable)
+def compensation_matches_its_call(view: RunView) -> Iterator[str]:
+    """A compensation undoes the call it says it undoes: it is aimed at the resource that
+    call's compensation names (from its arguments and the fields of its own receipt), and
+    on generic services the effect it undid is that call's. A compensation labelled for one call but
+    aimed at another (the wrong booking, a receipt looked up from the forward call) leaves
+    the real effect in place while every record says it was undone."""
+    contract = view.contract
+    plans = dict(zip(view.instances, view.plans, strict=True))
+    forward: dict[tuple[str, str], Mapping[str, Any]] = {}
+    effects = view.world.state.get(GENERIC, {}).get("effects", {})
+    for op in view.world.operations:
+        owner, undone = op["owner"], op["compensates"]
+        if undone is None:
+            forward[(owner, op["call_id"])] = op
+            continue
+        original = forward.get((owner, undone))
+        plan = plans.get(owner)
+        call = plan.by_id().get(undone) if plan is not None else None
+        tool = contract.tool(original["tool"]) if original is not None else None
+        undo = contract.tool(op["tool"])
+        if original is None or call is None or tool is None or undo is None:
+            continue
+        if tool.compensated_by is None or tool.compensated_by.tool != undo.name:
+            continue
+        wrong = _mismatch(tool, undo, call.arguments or {}, original["receipt"], op["resource"])
+        if wrong is not None:
+            yield (
+                f"{owner}'s compensation of {undone} ({undo.name}, op {op['op']}) {wrong} "
+                "compensation takes"
+            )
+            continue
+        effect = original["receipt"].get("effect_id")
+        if effect in effects and effects[effect]["status"] == "applied":
+            undid = op["receipt"].get("undoes")
+            yield (
+                f"{owner}'s compensation of {undone} ({undo.name}, op {op['op']}) undid "
+                f"{undid or 'nothing'}, and {undone}'s effect {effect} is still applied"
+            )
+
+
+def _mismatch(
+    tool: Tool, undo: Tool, original: Mapping[str, Any], receipt: Mapping[str, Any], aimed: str
+) -> str | None:
+    """How the resource the undo was aimed at (``aimed``, as the operation recorded it)
+    differs from the one its call's compensation names (``undo_arguments`` on that call's
+    arguments and its own receipt), or None. Only the resource is compared: a policy may
+    send an undo more than the contract asks (a reason, a note), never another target."""
+    if not undo.resource:
+        return None
+    found = admission(undo, undo_arguments(tool, undo, original, receipt))
+    if found.problems or found.resource == aimed:
+        return None
+    return f"was aimed at {undo.resource}={aimed!r}, not at {found.resource!r} as that call's"
 
 
 def _share(contract: Contract, plan: Plan, first: str, second: str) -> bool:

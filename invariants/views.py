@@ -125,17 +125,22 @@ def _progress(view: RunView, plan: Plan, owners: list[str]) -> Progress:
         elif op["compensates"] in intent_of_call:
             undone.add(intent_of_call[op["compensates"]])
     # A journaled result counts only when its receipt is a real committed operation's: a
-    # policy that writes "done" for a call that never committed does not get credit.
+    # policy that writes "done" for a call that never committed does not get credit, and
+    # "compensated" counts only with the receipt of an operation that undid that very call
+    # (not the forward call's own receipt, found by asking about it).
     receipts = _receipts(view)
+    undos = _undo_receipts(view, mine)
     adopted: set[str] = set()
     for owner in owners:
         for entry in world.journals.get(owner, []):
-            journaled = intent_of_call.get(str(entry.get("call")))
-            if journaled is None or canonical_json(entry.get("receipt")) not in receipts:
+            call = str(entry.get("call"))
+            journaled = intent_of_call.get(call)
+            if journaled is None:
                 continue
-            if entry.get("event") == "done":
+            receipt = canonical_json(entry.get("receipt"))
+            if entry.get("event") == "done" and receipt in receipts:
                 adopted.add(journaled)
-            elif entry.get("event") == "compensated":
+            elif entry.get("event") == "compensated" and (call, receipt) in undos:
                 undone.add(journaled)
     return Progress(
         writes=writes,
@@ -143,6 +148,16 @@ def _progress(view: RunView, plan: Plan, owners: list[str]) -> Progress:
         commits=commits,
         adopted=frozenset(adopted),
         undone=frozenset(undone),
+    )
+
+
+def _undo_receipts(view: RunView, owners: set[str]) -> frozenset[tuple[str, str]]:
+    """(the call undone, the receipt as canonical JSON) of every compensation ``owners``
+    committed."""
+    return frozenset(
+        (str(op["compensates"]), canonical_json(op["receipt"]))
+        for op in view.world.operations
+        if op["owner"] in owners and op["compensates"] is not None
     )
 
 

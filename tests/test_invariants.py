@@ -147,6 +147,17 @@ def credit_reversed_after_capture(run: Run) -> None:
     )
 
 
+def event_from_nowhere(run: Run) -> None:
+    """The consumer applied an event no committed operation wrote."""
+    run.world.effects["evt_99"] = 1
+
+
+def release_aimed_elsewhere(run: Run) -> None:
+    """The release of call_2's reservation was sent another order's id."""
+    release = next(op for op in run.world.operations if op["compensates"] == "call_2")
+    release["resource"] = "ord_other"
+
+
 def commit_for_invalid_plan(run: Run) -> None:
     _operation(run)
 
@@ -406,6 +417,23 @@ CASES = (
         good=rolled_back,
         breaks=compensation_undone_never,
         expect=("create_order (call_1) of orchestrator-1 committed and was neither",),
+    ),
+    Case(
+        invariant="consumed_effect_committed",
+        kind="always",
+        good=completed,
+        breaks=event_from_nowhere,
+        expect=("event evt_99 was applied by the consumer, but no committed operation wrote it",),
+    ),
+    Case(
+        invariant="compensation_matches_its_call",
+        kind="always",
+        good=rolled_back,
+        breaks=release_aimed_elsewhere,
+        expect=(
+            "orchestrator-1's compensation of call_2 (release_inventory, op 3) was aimed at "
+            "order_id='ord_other', not at 'ord_1' as that call's compensation takes",
+        ),
     ),
     Case(
         invariant="no_compensation_past_pivot",
