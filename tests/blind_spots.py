@@ -6,19 +6,23 @@ Each docstring names the bug, what catches it, and what the search needs to reac
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
+
+import attrs
 
 from txcheck import (
     Ack,
     ActorGen,
     ApplyEffect,
+    Call,
     Delivery,
     Guarded,
     Invoke,
     JournalState,
     Lookup,
     OrchestratorContext,
+    Publish,
     Request,
     SeenCheck,
     Tool,
@@ -27,11 +31,18 @@ from txcheck import (
 
 __all__ = [
     "CATCHES",
+    "HOTEL_CATCHES",
     "DedupeOnTypeAndOrder",
     "FailedLookupNotCommitted",
+    "KeyFromCallId",
+    "PublishBeforeCall",
     "RetryTimeoutsForever",
     "SkipValidationForOneCall",
+    "UndoAimedAside",
+    "UndoResolvedByForwardCall",
 ]
+
+UNDO_SUFFIX = "~undo"
 
 Outcome = tuple[str, Any, str]
 
@@ -94,7 +105,9 @@ class RetryTimeoutsForever(Guarded):
     deviation, its repeats free), and no scenario seed. It also drops guarded's look-up
     after a restart with an unanswered attempt, so a lost response and a clock jump past
     the key's lifetime charge twice (no_double_charge, 2 deviations): the search looks
-    one level past the hygiene failure for such harm and reports it first."""
+    one level past the hygiene failure for such harm and reports it first. Two plans
+    sharing keys reach it with no fault at all: the second plan's refused conflict is
+    looked up, found not committed, and retried for ever (quiescence)."""
 
     name = "blind-retry-timeouts-forever"
 
@@ -132,11 +145,91 @@ class RetryTimeoutsForever(Guarded):
         return ("failed", None, "retries exhausted")
 
 
+class KeyFromCallId(Guarded):
+    """Bug: each call's idempotency key is made from its call id, not from the business
+    operation, so two different plans at once (two customers checking out) send the same
+    key for different intents, and the second plan is refused although nothing went wrong.
+    Caught by: fault_free_completion. Needs: two different plans at once, 0 deviations."""
+
+    name = "blind-key-from-call-id"
+
+    def execute_call(self, ctx: OrchestratorContext, call: Call, state: JournalState) -> Any:
+        tool = ctx.tool(call)
+        key = tool.idempotency_key if tool is not None else None
+        if key is not None and call.arguments is not None and key in call.arguments:
+            call = attrs.evolve(call, arguments={**call.arguments, key: f"key-{call.id}"})
+        return (yield from super().execute_call(ctx, call, state))
+
+
+class PublishBeforeCall(Guarded):
+    """Bug: a dual write that announces each write before making it: the event is out
+    (and consumed) even when the call then fails, so a parcel ships for an order that was
+    never paid. Caught by: consumed_effect_committed. Needs: any write, 0 deviations."""
+
+    name = "blind-publish-before-call"
+    uses_outbox = False
+
+    def execute_call(self, ctx: OrchestratorContext, call: Call, state: JournalState) -> Any:
+        tool = ctx.tool(call)
+        if tool is not None and tool.has_side_effect:
+            event = {"id": f"pre_{ctx.instance}_{call.id}", "type": f"{tool.name}.requested"}
+            yield Publish(event=event)
+        return (yield from super().execute_call(ctx, call, state))
+
+
+class UndoResolvedByForwardCall(Guarded):
+    """Bug: an undo whose outcome is unknown is "resolved" by asking about the forward
+    call, which did commit: the saga journals the step as compensated, with the forward
+    call's receipt, and the refund never happens.
+    Caught by: no_orphaned_effect or acceptable_outcome (a "compensated" entry counts only
+    with the receipt of an operation that undid that call). Needs: a step failing after a
+    charge, then the refund timing out, 2 deviations."""
+
+    name = "blind-undo-resolved-by-forward-call"
+
+    def resolve(
+        self, tool: Tool, arguments: dict[str, Any], journal_id: str, state: JournalState
+    ) -> Generator[Request, Any, Outcome]:
+        if journal_id.endswith(UNDO_SUFFIX):
+            forward = state.receipts.get(journal_id.removesuffix(UNDO_SUFFIX))
+            if forward:
+                return ("ok", forward, "")
+        return (yield from super().resolve(tool, arguments, journal_id, state))
+
+
+class UndoAimedAside(Guarded):
+    """Bug: the undo is sent a resource next to the one its call wrote (an id built
+    wrongly), so on generic services it undoes nothing and commits a no-op, labelled as
+    the call's compensation: the booking stays held while every record says it was
+    released.
+    Caught by: compensation_matches_its_call. Needs: the hotel contract (generic
+    services), a step failing after a hold, 1 deviation."""
+
+    name = "blind-undo-aimed-aside"
+
+    def compensation_arguments(
+        self, tool: Tool, undo: Tool, original: dict[str, Any], receipt: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        arguments = super().compensation_arguments(tool, undo, original, receipt)
+        for name in undo.resources:
+            if isinstance(arguments.get(name), str):
+                arguments[name] = arguments[name] + "-x"
+        return arguments
+
+
 CATCHES: dict[str, frozenset[str]] = {
     "SkipValidationForOneCall": frozenset({"rejected_plan_unchanged", "no_orphaned_effect"}),
     "DedupeOnTypeAndOrder": frozenset({"consumer_effect_exactly_once"}),
     "FailedLookupNotCommitted": frozenset({"no_double_charge", "acceptable_outcome"}),
-    "RetryTimeoutsForever": frozenset({"retry_budget", "no_double_charge"}),
+    "RetryTimeoutsForever": frozenset({"retry_budget", "no_double_charge", "quiescence"}),
+    "KeyFromCallId": frozenset({"fault_free_completion"}),
+    "PublishBeforeCall": frozenset({"consumed_effect_committed"}),
+    "UndoResolvedByForwardCall": frozenset({"no_orphaned_effect", "acceptable_outcome"}),
 }
 """Each regression mutant (by class name, in the order they are reported) and the
 invariants that may catch it (its docstring's "Caught by")."""
+
+HOTEL_CATCHES: dict[str, frozenset[str]] = {
+    "UndoAimedAside": frozenset({"compensation_matches_its_call"}),
+}
+"""The regression mutants whose bug shows on the hotel contract (generic services)."""

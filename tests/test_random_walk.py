@@ -74,7 +74,11 @@ def test_controls_fail_and_shrink_to_a_single_deviation(name: str) -> None:
     assert found is not None and found.found_by == "random"
     assert found.invariant in DESIGNATED[name]
     assert found.deviations == found.execution.deviations == 1
-    assert any("none with fewer deviations" in note for note in report.notes)
+    # proved minimal: no failure at 0 deviations, or the systematic search's own at 1
+    assert any(
+        "none with fewer deviations" in note or "search found one with 1 deviations" in note
+        for note in report.notes
+    )
 
 
 def test_a_walk_only_takes_the_kinds_its_swarm_enables() -> None:
@@ -107,8 +111,8 @@ def test_delta_debugging_drops_the_deviations_the_failure_does_not_need() -> Non
 
 
 def test_deep_walks_take_more_deviations_and_still_shrink() -> None:
-    report = walk("control-no-dedupe", walks=50, max_deviations=6)
+    report = walk("control-no-dedupe", seed=3, walks=50, max_deviations=6)
     found = report.counterexample
     assert found is not None and found.deviations == 1
     words = report.notes[0].split()
-    assert words[:3] == ["walk", "1", "failed"] and int(words[-2]) > 2  # more than max_faults
+    assert words[:3] == ["walk", "2", "failed"] and int(words[-2]) > 2  # more than max_faults

@@ -15,10 +15,14 @@ import pytest
 
 from tests.blind_spots import (
     CATCHES,
+    HOTEL_CATCHES,
     DedupeOnTypeAndOrder,
     FailedLookupNotCommitted,
+    KeyFromCallId,
+    PublishBeforeCall,
     RetryTimeoutsForever,
     SkipValidationForOneCall,
+    UndoResolvedByForwardCall,
 )
 from txcheck.cli import main
 from txcheck.exploration.representative import representative_plans, search_plans
@@ -32,6 +36,7 @@ from txcheck.models.contract_loader import default_contract
 from txcheck.models.deviation_cost import REPEAT_LIMIT, deviation_count
 from txcheck.models.fixture import default_fixture
 from txcheck.models.policies import Guarded, builtin_policy
+from txcheck.models.proposal import Plan, plan_to_json
 from txcheck.models.runner import CLOCK, Step
 from txcheck.models.validation import validate
 from txcheck.models.world_rules import WorldBusinessCheck
@@ -42,6 +47,7 @@ from mutants import MUTANTS
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
 SINGLE = representative_plans(CONTRACT, FIXTURE)[0]
+HOTEL = Path(__file__).resolve().parent.parent / "examples" / "contracts" / "hotel.json"
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +65,12 @@ def test_search_plans_cover_one_call_near_valid_two_resource_and_double_click_sh
     assert labels[0] == "checkout"
     assert [f"{w} alone" for w in writes] == [label for label in labels if label.endswith("alone")]
     assert sum("with one mistake" in label for label in labels) == 4
-    assert "checkout on two resources" in labels and labels[-1] == "checkout, submitted twice"
+    assert "checkout on two resources" in labels and "checkout, submitted twice" in labels
+    assert labels[-3:] == [
+        "checkout, two at once",
+        "checkout, two at once sharing keys",
+        "checkout, two at once on the same resources",
+    ]
     two = next(s for s in sets if s.label == "checkout on two resources").plans[0]
     orders = {c.arguments["order_id"] for c in two.calls if c.arguments is not None}
     assert len(two.calls) == 8 and len(orders) == 2
@@ -70,6 +81,30 @@ def test_search_plans_cover_one_call_near_valid_two_resource_and_double_click_sh
             assert not validate(CONTRACT, entry.plans[0]).valid
     again = search_plans(CONTRACT, FIXTURE)
     assert [s.label for s in again] == labels  # deterministic
+
+
+def _keys(plan: Plan) -> list[str]:
+    return [c.arguments["idempotency_key"] for c in plan.calls if c.arguments]
+
+
+def _orders(plan: Plan) -> set[str]:
+    return {c.arguments["order_id"] for c in plan.calls if c.arguments}
+
+
+def test_search_plans_put_two_different_plans_side_by_side() -> None:
+    sets = {s.label: s for s in search_plans(CONTRACT, FIXTURE)}
+    business = WorldBusinessCheck(fixture=FIXTURE)
+    first, second = sets["checkout, two at once"].plans
+    assert not _orders(first) & _orders(second)
+    assert not set(_keys(first)) & set(_keys(second))
+    for plan in (first, second):  # each valid alone: a failure is the policy's
+        assert validate(CONTRACT, plan, business=business).valid
+    same, clashing = sets["checkout, two at once sharing keys"].plans
+    assert plan_to_json(same) == plan_to_json(first) and _keys(clashing) == _keys(first)
+    assert _orders(clashing) == _orders(second)
+    same, rival = sets["checkout, two at once on the same resources"].plans
+    assert plan_to_json(same) == plan_to_json(first) and _orders(rival) == _orders(first)
+    assert _keys(rival) == _keys(second)
 
 
 # -- repeated faults -----------------------------------------------------------------------------
@@ -115,9 +150,12 @@ def test_retry_forever_is_caught_without_the_scenario_seeds(
     argv = ["explore", "--policy", spec, "--no-seeds", "--seed", "1", "--json"]
     assert main([*argv, "--time-budget", "600"]) == 1
     found = json.loads(capsys.readouterr().out)["counterexample"]
-    # the hygiene failure at one deviation, and the harm of its second bug one level deeper
-    assert found["invariant"] == "no_double_charge" and found["found_by"] == "systematic"
-    assert found["deviations"] == 2
+    # without a single fault: the second of two plans sharing keys is refused as a
+    # conflict, and the mutant retries that refusal for ever (the budget broken, then no
+    # quiescence)
+    assert found["invariant"] == "quiescence" and found["found_by"] == "systematic"
+    assert found["deviations"] == 0
+    assert [v["invariant"] for v in found["violations"]] == ["retry_budget", "quiescence"]
 
 
 # -- the blind spots ---------------------------------------------------------------------------
@@ -144,15 +182,70 @@ def test_two_refunds_reach_a_consumer_that_dedupes_on_type_and_order() -> None:
     assert len({c.arguments["order_id"] for c in found.plans[0].calls if c.arguments}) == 2
 
 
+def _plan_set(label: str) -> tuple[Plan, ...]:
+    return next(s.plans for s in search_plans(CONTRACT, FIXTURE) if s.label == label)
+
+
+def test_two_checkouts_at_once_reach_keys_made_from_call_ids() -> None:
+    """Alone, or submitted twice, the plan runs clean: only a second, different plan
+    sends the same key for another intent."""
+    target = Target(policy=KeyFromCallId(), plans=(SINGLE,), bounds=Bounds(max_faults=0))
+    assert SystematicEngine().explore(target, Deadline(300)).counterexample is None
+    pair = _plan_set("checkout, two at once")
+    target = attrs.evolve(target, plans=(pair,))
+    found = SystematicEngine().explore(target, Deadline(300)).counterexample
+    assert found is not None and found.invariant == "fault_free_completion"
+    assert found.deviations == 0
+    # guarded, the control, completes both checkouts
+    clean = SystematicEngine().explore(attrs.evolve(target, policy=Guarded()), Deadline(300))
+    assert clean.counterexample is None and clean.complete
+
+
+def test_an_event_published_before_its_call_is_caught_when_consumed() -> None:
+    found = _first(PublishBeforeCall(), 0)
+    assert found is not None and found.execution.failed("consumed_effect_committed")
+    assert found.deviations == 0
+
+
+def test_an_undo_resolved_by_asking_about_the_forward_call_is_not_a_compensation() -> None:
+    target = Target(
+        policy=UndoResolvedByForwardCall(), plans=(SINGLE,), bounds=Bounds(max_faults=2)
+    )
+    found = SystematicEngine().explore(target, Deadline(600)).counterexample
+    assert found is not None and found.invariant in CATCHES["UndoResolvedByForwardCall"]
+    assert found.deviations == 2
+    # the journal says the order was cancelled: the world says it never was
+    journal = found.execution.run.world.journals["orchestrator-1"]
+    assert any(e.get("event") == "compensated" and e.get("call") == "call_1" for e in journal)
+    order = found.execution.run.world.state["checkout"]["orders"]["ord_rep_1"]
+    assert order["status"] != "cancelled"
+    assert found.execution.failed("no_orphaned_effect")
+
+
+def test_an_undo_aimed_beside_its_booking_is_caught_on_generic_services(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    argv = ["explore", "--contract", str(HOTEL), "--engine", "systematic", "--no-seeds"]
+    argv += ["--max-faults", "1", "--seed", "1", "--json"]
+    assert main([*argv, "--policy", "tests.blind_spots:UndoAimedAside"]) == 1
+    found = json.loads(capsys.readouterr().out)["counterexample"]
+    assert found["invariant"] == "compensation_matches_its_call"
+    assert main([*argv, "--policy", "guarded"]) == 0  # the control
+    capsys.readouterr()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_default_explore_kills_each_blind_spot_mutant(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
-    assert len(CATCHES) == 4
-    for name, expected in CATCHES.items():
-        argv = ["explore", "--policy", f"tests.blind_spots:{name}", "--seed", str(seed)]
+    assert len(CATCHES) == 7 and len(HOTEL_CATCHES) == 1
+    runs = [(name, expected, ()) for name, expected in CATCHES.items()]
+    runs += [(n, e, ("--contract", str(HOTEL))) for n, e in HOTEL_CATCHES.items()]
+    for name, expected, where in runs:
+        argv = ["explore", *where, "--policy", f"tests.blind_spots:{name}", "--seed", str(seed)]
         assert main([*argv, "--json", "--time-budget", "600"]) == 1, name
         found = json.loads(capsys.readouterr().out)["counterexample"]
         assert found["invariant"] in expected, (name, found["invariant"])

@@ -20,7 +20,10 @@ each set labelled for reports: every representative plan; a plan of one
 call for each write tool (a lone ``create_order`` is an incomplete checkout: a policy
 that waves short plans through runs it); the near-valid variants; each workflow run on
 two resources stage by stage (two orders: a failure at the end makes the saga undo both,
-two refunds included); and each representative plan submitted twice.
+two refunds included); each representative plan submitted twice; and each workflow as
+two different plans at once (two resources; two resources sharing keys; one resource
+under two sets of keys), where bugs in how keys are made and in what a lookup is taken to
+mean show.
 """
 
 from __future__ import annotations
@@ -373,6 +376,63 @@ def _alone(plan: Plan, in_flows: set[str]) -> bool | None:
     return False if plan.calls[0].name in in_flows else None
 
 
+def _concurrent(contract: Contract, fixture: WorldFixture) -> list[PlanSet]:
+    """Each workflow as two different plans at once, one orchestrator instance each: on
+    two new resources with their own keys (two customers checking out together); the
+    same with the second plan reusing the first one's keys (keys made from something
+    other than the business intent collide so); and the first plan again under the
+    second one's keys (a second proposal for the same order: only one may take effect)."""
+    taken = {str(k) for k in fixture.document.get("orders", {})}
+    values = _values_of(contract, fixture)
+    found: list[PlanSet] = []
+    for index, workflow in enumerate(contract.workflows):
+        tools = [contract.tool(step) for step in workflow.steps]
+        if any(t is None for t in tools):
+            continue
+        pair: list[Plan] = []
+        for side, number in (("a", 300 + 2 * index), ("b", 301 + 2 * index)):
+            shared = _shared_values(fixture, number, taken)
+            calls: list[tuple[str, dict[str, Any]]] = []
+            for position, tool in enumerate(tools, start=1):
+                assert tool is not None
+                key = f"{workflow.name}-pair-{side}-{position}"
+                calls.append((tool.name, values.arguments(tool, shared, key, number, taken)))
+            pair.append(Plan.of(*calls))
+        first, second = pair
+        found.append(PlanSet(f"{workflow.name}, two at once", (first, second), meant_valid=True))
+        if any(t is not None and t.idempotency_key for t in tools):
+            clashing = _with_keys_of(contract, second, first)
+            found.append(
+                PlanSet(
+                    f"{workflow.name}, two at once sharing keys",
+                    (first, clashing),
+                    meant_valid=True,
+                )
+            )
+            rival = _with_keys_of(contract, first, second)
+            found.append(
+                PlanSet(
+                    f"{workflow.name}, two at once on the same resources",
+                    (first, rival),
+                    meant_valid=True,
+                )
+            )
+    return found
+
+
+def _with_keys_of(contract: Contract, plan: Plan, source: Plan) -> Plan:
+    """``plan`` with the idempotency keys of ``source``'s calls, call by call."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for call, other in zip(plan.calls, source.calls, strict=True):
+        arguments = dict(call.arguments or {})
+        tool = contract.tool(call.name)
+        key = tool.idempotency_key if tool is not None else None
+        if key and key in arguments and other.arguments and key in other.arguments:
+            arguments[key] = other.arguments[key]
+        calls.append((call.name, arguments))
+    return Plan.of(*calls)
+
+
 def search_plans(contract: Contract, fixture: WorldFixture) -> list[PlanSet]:
     """What the systematic and random engines search when given no plans (see the module
     docstring), labelled, in that order, each plan set once."""
@@ -396,6 +456,7 @@ def search_plans(contract: Contract, fixture: WorldFixture) -> list[PlanSet]:
         PlanSet(f"{name}, submitted twice", (plan, plan), meant_valid=True)
         for name, plan in singles
     ]
+    found += _concurrent(contract, fixture)
     unique: dict[str, PlanSet] = {}
     for entry in found:
         unique.setdefault(str([plan_to_json(p) for p in entry.plans]), entry)

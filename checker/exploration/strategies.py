@@ -8,7 +8,7 @@ orchestration failure, not a bad plan. Free argument values come from the tool's
 Schema through hypothesis-jsonschema (``from_schema``) and are re-validated under Draft
 2020-12 (see docs/decisions/001-hypothesis-jsonschema.md). Near-valid plans are one
 mutation away (``txcheck.exploration.mutations``); submissions put one or two plans in a run (the
-same plan twice, or two plans on one order).
+same plan twice, two plans on one order, or two on two orders, their keys apart or shared).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 
 from txcheck.exploration.mutations import mutate
@@ -135,17 +136,45 @@ def _resource(space: PlanSpace, call: DraftCall) -> str:
     return (tool.resource or "") if tool is not None else ""
 
 
+def _stock_used(draft: Draft) -> dict[str, int]:
+    """The quantities of each SKU ``draft``'s orders take."""
+    used: dict[str, int] = {}
+    for order in draft.orders:
+        for item in order.values.get("items", ()):
+            used[item["sku"]] = used.get(item["sku"], 0) + item["quantity"]
+    return used
+
+
 def draw_rival(draw: st.DrawFn, space: PlanSpace, draft: Draft) -> Plan:
-    """A second plan on the first plan's order: the workflow again under new keys, the
-    workflow with other values (another intent), or reads only."""
+    """A second plan beside the first: on the first plan's order (the workflow again under
+    new keys, with other values, or reads only), or the workflow on another new order
+    (two customers at once), with its own keys or with the first plan's (keys made from
+    something other than the business intent collide so)."""
     order = draft.orders[0]
     flow = [t for name in draft.flows[0] if (t := space.contract.tool(name)) is not None]
-    kind = space.pick(draw, ("again", "other", "reads") if space.reads else ("again", "other"))
+    free = [i for i in space.new_ids if i not in {o.id for o in draft.orders}]
+    kinds = ("again", "other") + (("elsewhere", "same keys") if free else ())
+    kind = space.pick(draw, (*kinds, "reads") if space.reads else kinds)
     if kind == "reads":
         return Draft(calls=(draw_read(draw, space, [order.id]),)).plan()
     if kind == "other":
         order = draw_order(draw, space, order.id)
-    return Draft(calls=tuple(draw_flow(draw, space, flow, order, index=0, tag="-b"))).plan()
+    if kind in ("elsewhere", "same keys"):
+        order = draw_order(draw, space, free[0], _stock_used(draft))
+    calls = draw_flow(draw, space, flow, order, index=0, tag="-b")
+    if kind == "same keys":
+        first = [c for c in draft.calls if c.flow == 0]
+        calls = [_with_key_of(space, c, f) for c, f in zip(calls, first, strict=False)]
+    return Draft(calls=tuple(calls)).plan()
+
+
+def _with_key_of(space: PlanSpace, call: DraftCall, source: DraftCall) -> DraftCall:
+    """``call`` with ``source``'s idempotency key (when both carry one)."""
+    tool = space.contract.tool(call.tool)
+    key = tool.idempotency_key if tool is not None else None
+    if not key or key not in call.arguments or key not in source.arguments:
+        return call
+    return attrs.evolve(call, arguments={**call.arguments, key: source.arguments[key]})
 
 
 def draw_plan(draw: st.DrawFn, space: PlanSpace) -> Plan:
