@@ -250,4 +250,4 @@ def test_the_api_page_example_runs() -> None:
     assert result.reports[0].complete  # type: ignore[attr-defined]
     verdict = namespace["verdict"]
     assert verdict.outcome == "pass"  # type: ignore[attr-defined]
-    assert verdict.bound == "exhaustive to 1 deviation on all 14 plan sets"  # type: ignore[attr-defined]
+    assert verdict.bound == "exhaustive to 1 deviation on all 17 plan sets"  # type: ignore[attr-defined]
