@@ -98,9 +98,9 @@ def _compensable(contract: Contract, services: Sequence[ServiceSet]) -> str | No
 def compensation_matches_its_call(view: RunView) -> Iterator[str]:
     """A compensation undoes the call it says it undoes: it is aimed at the resource that
     call's compensation names (from its arguments and the fields of its own receipt), and
-    on generic services the effect it undid is that call's. A compensation labelled for one call but
-    aimed at another (the wrong booking, a receipt looked up from the forward call) leaves
-    the real effect in place while every record says it was undone."""
+    on generic services the effect it undid is that call's. A compensation labelled for
+    one call but aimed at another (the wrong booking, a receipt looked up from the forward
+    call) leaves the real effect in place while every record says it was undone."""
     contract = view.contract
     plans = dict(zip(view.instances, view.plans, strict=True))
     forward: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -121,10 +121,7 @@ def compensation_matches_its_call(view: RunView) -> Iterator[str]:
             continue
         wrong = _mismatch(tool, undo, call.arguments or {}, original["receipt"], op["resource"])
         if wrong is not None:
-            yield (
-                f"{owner}'s compensation of {undone} ({undo.name}, op {op['op']}) {wrong} "
-                "compensation takes"
-            )
+            yield f"{owner}'s compensation of {undone} ({undo.name}, op {op['op']}) {wrong}"
             continue
         effect = original["receipt"].get("effect_id")
         if effect in effects and effects[effect]["status"] == "applied":
@@ -147,7 +144,10 @@ def _mismatch(
     found = admission(undo, undo_arguments(tool, undo, original, receipt))
     if found.problems or found.resource == aimed:
         return None
-    return f"was aimed at {undo.resource}={aimed!r}, not at {found.resource!r} as that call's"
+    return (
+        f"was aimed at {undo.resource}={aimed!r}, not at {found.resource!r} as that call's "
+        "compensation takes"
+    )
 
 
 def _share(contract: Contract, plan: Plan, first: str, second: str) -> bool:
