@@ -257,6 +257,10 @@ class _PlanSearch:
             if limit is not None and node.cut + 1 >= limit:
                 continue
             found = self._branch(node, deviations, limit)
+            if found is not None and found.session.hung:
+                # user code ran past its time limit: every other branch would hang again
+                self._resume_level, self._resume = None, (None, 0)
+                return found
             if found is not None and (best is None or found.rank < best.rank):
                 best = found
         self._resume_level, self._resume = None, (None, 0)
@@ -364,7 +368,7 @@ class _PlanSearch:
             else:
                 self.stats.states += 1
                 self.states += 1
-            if steps and session.check(steps - 1):
+            if steps and (session.check(steps - 1) or session.error is not None):
                 if session.settling:  # only hygiene so far: does harm follow?
                     session.finish()
                 return self._found(session, deviations)
@@ -541,6 +545,9 @@ class SystematicEngine:
                     if focus or (others and need(lowest) <= max_states - stats.states):
                         favoured = 0
                         waiting.clear()
+                if result is not None and result.session.hung:
+                    found = result  # it would hang again in every other plan set: stop
+                    break
                 if result is not None:
                     failed.add(id(search))
                     if found is None or result.rank < found.rank:
