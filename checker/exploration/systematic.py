@@ -200,9 +200,12 @@ class _PlanSearch:
         """New states a branch found, on average, at the last level searched past the
         first (the first has one branch: the whole default run), None before."""
 
-    def bound(self) -> PlanBound:
-        """What this plan set's search proved and exercised."""
-        expects, problem = expects_writes(self.target, self.plans, self.meant_valid)
+    def bound(self, *, business: bool = True) -> PlanBound:
+        """What this plan set's search proved and exercised (``business``: whether the
+        plans may be judged by the world's rules, which run the target's services)."""
+        expects, problem = expects_writes(
+            self.target, self.plans, self.meant_valid, business=business
+        )
         return PlanBound(
             label=self.label,
             reached=self.reached,
@@ -584,7 +587,11 @@ class SystematicEngine:
             target,
             stats.tally,
             counterexample=counterexample,
-            plans=[search.bound() for search in searches],
+            # after user code hung, running it again to judge the plans would hang again
+            plans=[
+                search.bound(business=found is None or not found.session.hung)
+                for search in searches
+            ],
             states=stats.states,
             prefixes=stats.prefixes,
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,
