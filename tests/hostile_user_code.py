@@ -115,6 +115,16 @@ def raises_custom(view):
     raise Custom("custom")
 
 
+def _exits_asked(contract, services):
+    raise SystemExit(0)
+
+
+@always(applies=_exits_asked)
+def exits_when_asked(view):
+    """Never fails; asking whether it applies ends the process, if it may."""
+    return []
+
+
 @always
 def loops(view):
     """Never returns."""
@@ -169,6 +179,7 @@ INVARIANT_ESCAPES = [
     ("exits", "invariant 'exits' raised SystemExit: 0 (after step 0)"),
     ("interrupts", "invariant 'interrupts' raised KeyboardInterrupt (after step 0)"),
     ("raises_custom", "invariant 'raises_custom' raised Custom: custom (after step 0)"),
+    ("exits_when_asked", "invariant 'exits_when_asked': its applies() raised SystemExit: 0"),
 ]
 """Invariants that raise what is not an ``Exception``, and what the error says."""
 
