@@ -28,7 +28,15 @@ from hostile_user_code import (
 )
 
 from txcheck.cli import main
-from txcheck.exploration.loading import Bounded, load_invariants, load_services
+from txcheck.exploration.loading import (
+    Bounded,
+    bounded_invariant,
+    bounded_services,
+    load_invariants,
+    load_services,
+)
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.checkout import CHECKOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 GIFT_CONTRACT = str(ROOT / "examples" / "custom_service" / "contract.json")
@@ -259,10 +267,8 @@ def test_a_looping_service_or_invariant_is_stopped_on_dask_workers(
 
 def test_txchecks_own_services_and_invariants_run_unbounded() -> None:
     """The watchdog costs system calls at every call: only the user's code pays them."""
-    (checkout,) = load_services(["txcheck.models.checkout:CHECKOUT"])
-    assert not any(isinstance(h, Bounded) for h in checkout.handlers.values())
-    built_in = load_invariants(["txcheck.invariants:DEFAULT_INVARIANTS"])
-    assert not any(isinstance(i.check, Bounded) for i in built_in)
+    assert bounded_services(CHECKOUT, 0.2) is CHECKOUT
+    assert all(bounded_invariant(i, 0.2) is i for i in DEFAULT_INVARIANTS)
     (mine,) = load_services(["hostile_code:LOOPS"], timeout=0.2)
     assert all(isinstance(h, Bounded) for h in mine.handlers.values())
     (check,) = load_invariants(["hostile_code:loops"], timeout=0.2)
