@@ -4,15 +4,21 @@ from __future__ import annotations
 
 __all__ = [
     "ContractError",
+    "ControlFlow",
     "InputError",
+    "Interrupted",
     "InvariantError",
+    "InvariantStuck",
     "PolicyError",
     "PolicyStuck",
     "ProposalFormatError",
     "ServiceError",
+    "ServiceStuck",
     "TxcheckError",
     "UserCodeError",
+    "UserCodeStuck",
     "WorldFixtureError",
+    "raised",
     "user_code_error",
 ]
 
@@ -79,6 +85,11 @@ class UserCodeError(TxcheckError, RuntimeError):
     kind = "user code"
 
 
+class UserCodeStuck(UserCodeError):
+    """User code ran past its time limit (the watchdog stopped it). Running it again would
+    only hang again, so a search stops at once and reports that run as it is."""
+
+
 class PolicyError(UserCodeError):
     """A user policy could not be loaded, raised, broke the request protocol, or ran
     without yielding."""
@@ -86,21 +97,53 @@ class PolicyError(UserCodeError):
     kind = "policy"
 
 
-class PolicyStuck(PolicyError):
-    """A user policy ran past its time limit without yielding (the watchdog stopped it).
-    Running it again would only hang again, so the search stops at once."""
+class PolicyStuck(PolicyError, UserCodeStuck):
+    """A user policy ran past its time limit without yielding (the watchdog stopped it)."""
 
 
 class ServiceError(UserCodeError):
-    """A service's handler raised, or a user's service set could not be loaded."""
+    """A service's handler raised, returned something that is not a JSON receipt, events
+    or rejection, or a user's service set could not be loaded."""
 
     kind = "service"
 
 
+class ServiceStuck(ServiceError, UserCodeStuck):
+    """A service's code ran past its time limit without returning."""
+
+
 class InvariantError(UserCodeError):
-    """A user's invariant raised, or could not be loaded."""
+    """A user's invariant raised, yielded something that is not a message string, or
+    could not be loaded."""
 
     kind = "invariant"
+
+
+class InvariantStuck(InvariantError, UserCodeStuck):
+    """A user's invariant ran past its time limit without returning."""
+
+
+class ControlFlow(BaseException):
+    """Mixed into txcheck's own control-flow exceptions (a real Ctrl-C, a search's time
+    budget running out): where user code is contained, these pass through by type, while
+    anything else user code raises (``SystemExit``, its own ``KeyboardInterrupt``, a
+    custom ``BaseException``) is reported as its error."""
+
+
+class Interrupted(KeyboardInterrupt, ControlFlow):
+    """A real SIGINT (the CLI's handler raises it), as opposed to a ``KeyboardInterrupt``
+    that a service, an invariant or a policy raises itself."""
+
+
+def raised(error: BaseException) -> str:
+    """``Type: message`` (or ``Type`` alone) of what user code raised, on one line."""
+    try:
+        text = " ".join(str(error).split())
+    except ControlFlow:
+        raise
+    except BaseException:  # user code's own __str__ may raise too
+        text = "(its message could not be read: str() raised)"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def user_code_error(kind: str, message: str) -> UserCodeError:

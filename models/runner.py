@@ -14,6 +14,7 @@ properties is the exploration kernel's job (``txcheck.exploration.session``), no
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from txcheck.models.choices import Action, Choice, FaultKind, Outcome
 from txcheck.models.contract import Contract
 from txcheck.models.deviation_cost import NO_CHAIN, FaultChain, extend, is_free_repeat
 from txcheck.models.digest import chain, digest, serial
-from txcheck.models.errors import PolicyError, UserCodeError
+from txcheck.models.errors import ControlFlow, PolicyError, UserCodeError, raised
 from txcheck.models.history import Attempt, History
 from txcheck.models.plan_verdicts import violation_codes
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
@@ -33,7 +34,16 @@ from txcheck.models.proposal import Plan
 from txcheck.models.requests import Ack, Delivery, Invoke, Request, Sleep, request_problem
 from txcheck.models.world import PendingCall, World, fork_value
 
-__all__ = ["CLOCK", "CONSUMER", "RELAY", "Run", "RunView", "Step", "StepLimitExceeded"]
+__all__ = [
+    "CLOCK",
+    "CONSUMER",
+    "RELAY",
+    "Run",
+    "RunView",
+    "Step",
+    "StepLimitExceeded",
+    "close_generator",
+]
 
 
 CLOCK = "clock"
@@ -350,12 +360,24 @@ class Run:
         if actor.delivery is not None:
             self.world.requeue(actor.delivery)
             actor.delivery = None
+        if actor.gen is not None:
+            self._close(actor, actor.gen)
         actor.gen, actor.request, actor.wake_at = None, None, None
         if actor.name in self._contexts:
             context = self._contexts[actor.name]
             self._start(actor, lambda: self.policy.orchestrate(context))
             observed["restarted"] = True
         return observed
+
+    def _close(self, actor: _Actor, gen: ActorGen) -> None:
+        """Close ``actor``'s generator (it crashed): a policy that yields again instead of
+        ending (it ignores ``GeneratorExit``) or raises is the policy's error."""
+        problem = close_generator(gen)
+        if problem is not None:
+            raise PolicyError(
+                f"policy {self.policy.name!r}: {actor.name} was crashed at step "
+                f"{len(self.steps)} and {problem}"
+            )
 
     def _not_possible(self, choice: Choice) -> PolicyError:
         """A recorded choice that does not fit this run although the same choices led here:
@@ -371,11 +393,12 @@ class Run:
         returns something else than a generator is the policy's error)."""
         try:
             gen = make()
-        except Exception as error:
+        except (ControlFlow, UserCodeError):
+            raise  # a real Ctrl-C; an error that already says what went wrong
+        except BaseException as error:  # user code: even SystemExit is reported
             raise PolicyError(
-                f"policy {self.policy.name!r} raised starting {actor.name}: "
-                f"{type(error).__name__}: {error}"
-            ) from error
+                f"policy {self.policy.name!r} raised starting {actor.name}: {raised(error)}"
+            ) from None
         if not inspect.isgenerator(gen):
             raise PolicyError(
                 f"policy {self.policy.name!r}: {actor.name}'s method must be a generator "
@@ -407,13 +430,13 @@ class Run:
                 # Finished without an ACK: the visibility timeout hands it back.
                 self.world.requeue(actor.delivery)
                 actor.delivery = None
-        except UserCodeError:
-            raise  # already says what went wrong (the watchdog, a service)
-        except Exception as error:
+        except (ControlFlow, UserCodeError):
+            raise  # a real Ctrl-C; already says what went wrong (the watchdog, a service)
+        except BaseException as error:  # user code: even SystemExit is reported
             raise PolicyError(
                 f"policy {self.policy.name!r} raised in {actor.name} at step "
-                f"{len(self.steps)}: {type(error).__name__}: {error}"
-            ) from error
+                f"{len(self.steps)}: {raised(error)}"
+            ) from None
         else:
             problem = request_problem(request)
             if problem is not None:
@@ -597,18 +620,65 @@ def _rebuild(actor: _Actor) -> bool:
     try:
         gen = actor.make()
         if next(gen) != actor.asked[0]:
-            gen.close()
+            _discard(gen)
             return False
         for response, asked in zip(actor.inputs, actor.asked[1:], strict=True):
             if gen.send(_fresh(response)) != asked:
-                gen.close()
+                _discard(gen)
                 return False
-    except Exception:  # a policy that differs on the way: replay instead
+    except ControlFlow:
+        raise
+    except BaseException:  # a policy that differs on the way: replay instead
         if inspect.isgenerator(gen):
-            gen.close()
+            _discard(gen)  # the replay reports what it does
         return False
     actor.gen = gen
     return True
+
+
+class _Discarded(BaseException):
+    """Thrown into a generator that yielded again when closed, to end it after all."""
+
+
+_UNENDING: list[Any] = []
+"""Generators that survived even ``_Discarded``: kept, so that the interpreter never
+finalises them (which would print an "Exception ignored" traceback)."""
+
+
+def close_generator(gen: Any, passes: tuple[type[BaseException], ...] = ()) -> str | None:
+    """Close a policy's generator; what went wrong, as the end of a sentence, or None. A
+    generator that yields again instead of ending (it catches ``GeneratorExit``) is ended
+    by throwing an exception it does not expect; ``passes`` (and ``ControlFlow``) are
+    raised as they are."""
+    reraised: tuple[type[BaseException], ...] = (ControlFlow, UserCodeError, *passes)
+    try:
+        gen.close()
+        return None
+    except reraised:
+        raise
+    except RuntimeError as error:
+        problem = (
+            f"its generator did not end when closed ({error}): a policy must let "
+            "GeneratorExit end it (catch Exception, never BaseException or GeneratorExit)"
+        )
+    except BaseException as error:  # user code: even SystemExit is reported
+        return f"its generator raised when closed: {raised(error)}"
+    for _ in range(3):
+        try:
+            gen.throw(_Discarded())
+        except reraised:
+            raise
+        except BaseException:
+            return problem  # ended at last
+    _UNENDING.append(gen)
+    return problem
+
+
+def _discard(gen: Any) -> None:
+    """Close a generator built only to compare (``_rebuild``); one that does not end when
+    closed is left to the replay, which runs that policy for real and reports it."""
+    with contextlib.suppress(UserCodeError):
+        close_generator(gen)
 
 
 _CHOICES: dict[tuple[str, Action, Outcome | str], Choice] = {}

@@ -22,13 +22,20 @@ from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import READ_OUTCOMES, TOOL_OUTCOMES, Outcome, Part
 from txcheck.models.contract import Contract, ReceiptRef, Tool
 from txcheck.models.digest import chain, digest, plain_json, serial
-from txcheck.models.errors import ServiceError
+from txcheck.models.errors import ControlFlow, ServiceError, UserCodeError, raised
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.generic import generic_services
 from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
 from txcheck.models.requests import Invoke, ToolResult
 from txcheck.models.schema_validator import reference_validator
-from txcheck.models.services import Committed, Handler, Rejected, ServiceSet, merge_service_sets
+from txcheck.models.services import (
+    Committed,
+    Handler,
+    Rejected,
+    ServiceSet,
+    merge_service_sets,
+    outcome_problem,
+)
 
 __all__ = ["PendingCall", "World", "intent_body", "plain_json"]
 
@@ -205,11 +212,13 @@ class World:
         for service in services:
             try:
                 self.state[service.name] = service.initial_state(fixture.document)
-            except Exception as error:
+            except (ControlFlow, UserCodeError):
+                raise  # a real Ctrl-C; the time limit (``ServiceStuck``) already says it all
+            except BaseException as error:  # user code: even SystemExit is reported
                 raise ServiceError(
                     f"service {service.name!r} raised building its state from the world "
-                    f"fixture: {type(error).__name__}: {error}"
-                ) from error
+                    f"fixture: {raised(error)}"
+                ) from None
         self.store = IdempotencyStore(ttl=ttl, check_request_hash=check_request_hash)
         self.operations: list[dict[str, Any]] = []
         self.outbox: list[dict[str, Any]] = []
@@ -371,18 +380,19 @@ class World:
     def _execute(self, pending: PendingCall) -> ToolResult:
         service, handler = self._table[pending.tool.name]
         self._touch(Part.SERVICES)  # a handler mutates its state only when it commits
+        where = f"{pending.tool.name} ({pending.invoke.call_id})"
         try:
             outcome = handler(self.state[service], normalize(dict(pending.invoke.arguments)))
-        except Exception as error:
+            problem = outcome_problem(outcome)
+        except (ControlFlow, UserCodeError):
+            raise  # a real Ctrl-C; the time limit (``ServiceStuck``) already says it all
+        except BaseException as error:  # user code: even SystemExit is reported
             raise ServiceError(
-                f"service {service!r} raised handling {pending.tool.name} "
-                f"({pending.invoke.call_id}): {type(error).__name__}: {error}"
-            ) from error
-        if not isinstance(outcome, (Committed, Rejected)):
-            raise ServiceError(
-                f"service {service!r} handled {pending.tool.name} and returned "
-                f"{type(outcome).__name__}, not Committed or Rejected"
-            )
+                f"service {service!r} raised handling {where}: {raised(error)}"
+            ) from None
+        if problem is not None:
+            raise ServiceError(f"service {service!r} handled {where}: {problem}")
+        assert isinstance(outcome, (Committed, Rejected))
         if not isinstance(outcome, Committed):
             result = ToolResult(status="rejected", code=outcome.code, message=outcome.message)
             self._store_rejection(pending, result)

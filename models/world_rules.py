@@ -20,6 +20,7 @@ from txcheck.models.behaviour import behaviour_problem, served_tools
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import Outcome
 from txcheck.models.contract import Contract
+from txcheck.models.errors import ControlFlow, UserCodeStuck
 from txcheck.models.fixture import WorldFixture, load_world, parse_world
 from txcheck.models.proposal import Call
 from txcheck.models.requests import Invoke, ToolResult
@@ -111,8 +112,10 @@ def unread_sections(fixture: WorldFixture, services: Sequence[ServiceSet]) -> li
     for service in services:
         try:
             service.initial_state(_Tracked(document, read, ""))
-        except Exception:
-            continue  # a broken service is reported where its state is built for a run
+        except (ControlFlow, UserCodeStuck):
+            raise  # a real Ctrl-C; a service stopped by its time limit would only hang again
+        except BaseException:  # even SystemExit: reported where its state is built for a run
+            continue
     unread = []
     for name, value in document.items():
         if name in ("format", "tenant") or not value:

@@ -71,6 +71,45 @@ class Interrupts(Guarded):
         raise KeyboardInterrupt
 
 
+class Custom(BaseException):
+    pass
+
+
+class RaisesCustom(Guarded):
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        raise Custom("boom")
+
+
+class RaisesGeneratorExit(Guarded):
+    def orchestrate(self, ctx):
+        yield JournalRead()
+        raise GeneratorExit
+
+
+class ExitsStarting(Guarded):
+    def orchestrate(self, ctx):  # not a generator function: it runs when called
+        raise SystemExit(0)
+
+
+class IgnoresClose(Guarded):
+    # Guarded, but yields its request again when the checker closes it (a crash)
+    def orchestrate(self, ctx):
+        inner = super().orchestrate(ctx)
+        response = None
+        while True:
+            try:
+                request = inner.send(response)
+            except StopIteration:
+                return
+            while True:
+                try:
+                    response = yield request
+                    break
+                except GeneratorExit:
+                    continue
+
+
 RUNS = [0]
 
 
@@ -122,6 +161,10 @@ def _explore(capsys: pytest.CaptureFixture[str], policy: str, *argv: str) -> tup
         ("PolicyWithoutOrchestrate", "raised starting orchestrator-1: NotImplementedError"),
         ("Exits", "raised SystemExit(0)"),
         ("Interrupts", "raised KeyboardInterrupt()"),
+        ("RaisesCustom", "raised in orchestrate (orchestrator-1): Custom: boom"),
+        ("RaisesGeneratorExit", "raised GeneratorExit() in orchestrate (orchestrator-1)"),
+        ("ExitsStarting", "raised starting orchestrator-1: SystemExit: 0"),
+        ("IgnoresClose", "did not end when closed (generator ignored GeneratorExit)"),
     ],
 )
 def test_a_protocol_break_is_a_policy_error_with_its_trace(

@@ -53,6 +53,7 @@ def after_some_checks(view):
 POLICIES = """
 import signal
 
+from txcheck.invariants import always
 from txcheck.models.policies.guarded import Guarded
 from txcheck.models.requests import JournalRead
 
@@ -73,6 +74,17 @@ class IgnoresAlarm(Guarded):
         yield JournalRead()
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         while True:
+            pass
+
+
+@always
+def swallows_everything(view):
+    \"\"\"Never returns, and swallows the watchdog's alarm.\"\"\"
+    while True:
+        try:
+            while True:
+                pass
+        except:  # noqa: E722 - on purpose: it swallows the watchdog's alarm
             pass
 """
 
@@ -165,4 +177,22 @@ def test_a_policy_that_defeats_the_watchdog_meets_the_hard_deadline(
     assert "Traceback" not in done.stderr
     line = done.stderr.strip()
     assert line.startswith(f"txcheck explore: policy error: policy 'stuck_policies:{policy}' ")
+    assert "stopped by the hard deadline" in line
+
+
+def test_an_invariant_that_defeats_the_watchdog_meets_the_hard_deadline(workdir: Path) -> None:
+    """User invariants run under the same limit, watched by the same hard deadline, which
+    names the invariant (before, nothing bounded them: the search hung)."""
+    done = _explore(
+        workdir,
+        *("--policy", "guarded", "--invariants", "stuck_policies:swallows_everything"),
+        *("--policy-timeout", "0.2", "--seed", "0"),
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    line = done.stderr.strip()
+    assert line.startswith(
+        "txcheck explore: invariant error: invariant 'swallows_everything' has run "
+    )
     assert "stopped by the hard deadline" in line

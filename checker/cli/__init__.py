@@ -16,13 +16,16 @@ import errno
 import importlib
 import io
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import Any, NoReturn
 
 from txcheck.cli.safe_text import one_line
-from txcheck.models.errors import InputError, UserCodeError
+from txcheck.models.errors import InputError, Interrupted, UserCodeError
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -211,8 +214,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
     words = sys.argv[1:] if argv is None else list(argv)
     command = _chosen(words)
-    with _hypothesis_under_txcheck(command):
+    with _hypothesis_under_txcheck(command), _real_interrupts():
         return _main(command, words)
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted
+
+
+@contextlib.contextmanager
+def _real_interrupts() -> Iterator[None]:
+    """While a command runs, a real SIGINT raises ``Interrupted`` (a ``KeyboardInterrupt``
+    that is ``ControlFlow``): containment of user code lets it through, and reports a
+    ``KeyboardInterrupt`` a service or an invariant raises itself as its error. Only when
+    SIGINT has Python's default handler (a command's own handling, ``Stopping``, is kept)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _main(command: str, words: list[str]) -> int:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from txcheck.cli import EXIT_INCONCLUSIVE
+from txcheck.cli import EXIT_BAD_INPUT, EXIT_INCONCLUSIVE
 from txcheck.cli.console import report_console
 from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
@@ -33,9 +33,10 @@ from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.evaluate.evaluation import CaseEvaluation, Sandbox, evaluate_cases, report_of
+from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT
 from txcheck.exploration.target import Deadline
 from txcheck.models.contract_loader import load_contract
-from txcheck.models.errors import InputError
+from txcheck.models.errors import InputError, UserCodeError
 from txcheck.scoring.cases import LineError, iter_cases, open_cases
 from txcheck.scoring.reading import iter_lines
 
@@ -62,11 +63,22 @@ def register(subparsers: Any) -> None:
 
 
 def _counted(
-    items: Iterator[CaseEvaluation | LineError], progress: LineProgress, stopping: Stopping
+    items: Iterator[CaseEvaluation | LineError],
+    progress: LineProgress,
+    stopping: Stopping,
+    broken: list[UserCodeError],
 ) -> Iterator[CaseEvaluation | LineError]:
-    """``items`` as they come, counted on the progress line, up to an interrupt."""
+    """``items`` as they come, counted on the progress line, up to an interrupt or the
+    user's code failing (kept in ``broken``: the cases done are still reported)."""
     done = bad = 0
-    for item in items:
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except UserCodeError as error:
+            broken.append(error)
+            return
         if isinstance(item, LineError):
             bad += 1
         else:
@@ -84,13 +96,16 @@ def run(args: argparse.Namespace) -> int:
     sandbox = Sandbox(services=code.services, invariants=code.invariants)
     source = args.cases
     progress = LineProgress("cases evaluated")
-    stopping = Stopping("evaluate", Deadline(), policy_timeout=None)
+    # the hard deadline watches the user's services and invariants (each under the watchdog)
+    limit = DEFAULT_POLICY_TIMEOUT if code.users else None
+    stopping = Stopping("evaluate", Deadline(), policy_timeout=limit)
+    broken: list[UserCodeError] = []
     with stopping, open_cases(source) as handle:
         items = evaluate_cases(
             contract, iter_cases(iter_lines(handle)), source=source, sandbox=sandbox
         )
         try:
-            report = report_of(source, _counted(items, progress, stopping))
+            report = report_of(source, _counted(items, progress, stopping, broken))
         except OSError as failure:  # a read error mid-file (the open was checked)
             raise InputError(
                 f"cannot read the cases file: {failure.strerror or failure}", source=source
@@ -107,6 +122,15 @@ def run(args: argparse.Namespace) -> int:
     for error in report.errors:
         message = one_line(error.message, None)
         print(f"txcheck evaluate: {shown}:{error.line}: {message}", file=sys.stderr)
+    if broken:
+        sys.stdout.flush()
+        failed = broken[0]
+        print(
+            f"txcheck evaluate: {failed.kind} error: {one_line(str(failed), None)} (stopped "
+            f"after {len(report.cases)} case(s); the report covers them)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     if stopping.code is not None:
         sys.stdout.flush()
         print(

@@ -286,9 +286,8 @@ def run(args: argparse.Namespace) -> int:
     stopping = Stopping(
         "explore",
         deadline,
-        policy_timeout=None if loaded.builtin else args.policy_timeout,
+        policy_timeout=None if loaded.builtin and not code.users else args.policy_timeout,
         time_budget=args.time_budget,
-        policy=f"policy {one_line(loaded.spec, None)!r}",
     )
     with stopping, progress, workers as spread_over:
         progress.where = None if spread_over is None else spread_over.where

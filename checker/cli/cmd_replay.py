@@ -254,12 +254,13 @@ def run(args: argparse.Namespace) -> int:
     invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
     only = args.invariants_only or list(trace.invariants_only)  # names are data: no trust
     skipped = args.skip_invariant or list(trace.skip_invariants)
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants))
+    timeout = args.policy_timeout
+    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants, timeout=timeout))
     target = target_of(
         trace,
         loaded.policy,
         policy_name=loaded.spec,
-        services=(CHECKOUT, *load_services(services)),
+        services=(CHECKOUT, *load_services(services, timeout=timeout)),
         invariants=select_invariants(checks, only, skipped),
     )
     same_policy = args.policy is None or args.policy == trace.policy

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError
 from txcheck.models.fixture import default_fixture
+from txcheck.scenarios.catalog import CONTROLS, SCENARIOS
 from txcheck.scenarios.results import check_results, write_results
-from txcheck.scenarios.run import run_all
+from txcheck.scenarios.run import broken, run_all
 
 __all__ = ["DEFAULT_OUT", "register", "run"]
 
@@ -90,4 +92,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         shown = args.out.rstrip("/") or "/"
         report_console().print(ScenariosReport(runs=runs, summary=files.summary, where=shown))
+    failed = broken(runs[-1]) if runs else None
+    if failed is not None:  # the runs done are written; the command says where it stopped
+        sys.stdout.flush()
+        raise type(failed)(
+            f"{failed} (in run {runs[-1].scenario.id}/{runs[-1].policy}; stopped after "
+            f"{len(runs)} of {len(SCENARIOS) + len(CONTROLS)} runs, those written to {args.out})"
+        )
     return EXIT_OK if files.ok else EXIT_FOUND

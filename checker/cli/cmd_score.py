@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line
     from txcheck.cli.stopping import Stopping
-    from txcheck.exploration.loading import load_services
+    from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_services
     from txcheck.exploration.target import Deadline
     from txcheck.models.checkout import CHECKOUT
     from txcheck.models.contract_loader import load_contract
@@ -108,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     progress = LineProgress("cases scored")
     summary = SummaryBuilder()
     errors: list[LineError] = []
-    stopping = Stopping("score", Deadline(), policy_timeout=None)
+    # the hard deadline watches the user's services (each call under the watchdog)
+    limit = DEFAULT_POLICY_TIMEOUT if args.services else None
+    stopping = Stopping("score", Deadline(), policy_timeout=limit)
     with stopping, open_cases(cases_path) as handle:
         items = iter_cases(iter_lines(handle))
         scored = score_cases(items, CaseContracts(contract), source=source, services=services)

@@ -6,11 +6,11 @@
   between steps), so the command can still print and write the best counterexample found
   so far and exit 130 or 143; a second one ends the process at once, still without a
   traceback;
-- a hard deadline, outside the reach of user code: a thread watches how long a user
-  policy's code has been running (``loading.IN_USER_CODE``). A policy that swallows the
-  watchdog's alarm (a bare ``except:``) or ignores SIGALRM would otherwise hang the
-  search; past ``policy_timeout`` twice over, the process ends with a one-line policy
-  error (exit 2). So does a search that overruns its time budget by far.
+- a hard deadline, outside the reach of user code: a thread watches how long a user's
+  policy, service or invariant has been running (``loading.IN_USER_CODE``). Code that
+  swallows the watchdog's alarm (a bare ``except:``) or ignores SIGALRM would otherwise
+  hang the search; past ``policy_timeout`` twice over, the process ends with a one-line
+  error naming it (exit 2). So does a search that overruns its time budget by far.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import time
 from types import FrameType, TracebackType
 from typing import Any
 
-from txcheck.exploration.loading import IN_USER_CODE
+from txcheck.cli.safe_text import one_line
+from txcheck.exploration.loading import IN_USER_CODE, USER_CODE_NAME
 from txcheck.exploration.target import Deadline
 
 __all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Stopping"]
@@ -44,10 +45,8 @@ class Stopping:
         *,
         policy_timeout: float | None,
         time_budget: float | None = None,
-        policy: str = "a user policy",
     ) -> None:
         self.command = command
-        self.policy = policy
         self.deadline = deadline
         self.policy_timeout = policy_timeout
         self.time_budget = time_budget
@@ -81,11 +80,13 @@ class Stopping:
             since = IN_USER_CODE[0]
             now = time.monotonic()
             if limit is not None and since is not None and now - since > limit:
+                who = USER_CODE_NAME[0] or "user code"
+                kind = who.split(" ", 1)[0]
                 self._end(
                     2,
-                    f"policy error: {self.policy} has run {now - since:.0f}s without yielding "
-                    "and did not stop when the watchdog fired (does it catch every exception "
-                    "or ignore SIGALRM?); stopped by the hard deadline",
+                    f"{kind} error: {one_line(who, None)} has run {now - since:.0f}s without "
+                    "yielding or returning and did not stop when the watchdog fired (does it "
+                    "catch every exception or ignore SIGALRM?); stopped by the hard deadline",
                 )
             if budget is not None and now - self._started > budget:
                 self._end(

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.loading import load_invariants, load_services
+from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_invariants, load_services
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.errors import InputError
@@ -97,6 +97,11 @@ class UserCode:
     only: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
 
+    @property
+    def users(self) -> bool:
+        """Whether the user named services or invariants of their own."""
+        return bool(self.service_specs or self.invariant_specs)
+
     def checked(self) -> tuple[str, ...] | None:
         """The names of the invariants checked when a selection narrowed them, else None."""
         if not self.only and not self.skipped:
@@ -120,14 +125,16 @@ class UserCode:
 
 def user_code(args: argparse.Namespace) -> UserCode:
     """Checkout and the user's services; the built-in and the user's invariants, narrowed
-    by ``--invariants-only`` and ``--skip-invariant``."""
+    by ``--invariants-only`` and ``--skip-invariant``. The user's code runs under the
+    watchdog, with ``--policy-timeout`` (where the command has it) as its limit."""
     services = tuple(args.services or ())
     invariants = tuple(args.invariants or ())
     only = tuple(getattr(args, "invariants_only", None) or ())
     skipped = tuple(getattr(args, "skip_invariant", None) or ())
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants))
+    timeout = getattr(args, "policy_timeout", None) or DEFAULT_POLICY_TIMEOUT
+    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants, timeout=timeout))
     return UserCode(
-        services=(CHECKOUT, *load_services(services)),
+        services=(CHECKOUT, *load_services(services, timeout=timeout)),
         invariants=select_invariants(checks, only, skipped),
         service_specs=services,
         invariant_specs=invariants,

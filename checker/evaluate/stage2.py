@@ -39,6 +39,7 @@ from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
+from txcheck.models.errors import user_code_error
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal import Plan
@@ -97,7 +98,7 @@ def reference_of(
     target = Target(
         policy=policy, contract=contract, fixture=fixture, services=services, invariants=()
     )
-    execution = execute(target, [plan])
+    execution = _users_code_held(execute(target, [plan]))
     world = execution.run.world
     resources: dict[str, set[str]] = {}
     for name, arguments in calls:
@@ -118,6 +119,15 @@ def reference_of(
         resources={k: frozenset(v) for k, v in sorted(resources.items())},
         problem=problem,
     )
+
+
+def _users_code_held(execution: Execution) -> Execution:
+    """``execution``, unless the user's service or invariant raised, broke its protocol or
+    ran past its time limit: that is a mistake to fix, not a result to tabulate, so the
+    evaluation stops there (``UserCodeError``; the command reports the cases done)."""
+    if execution.error is not None and execution.error_kind in ("service", "invariant"):
+        raise user_code_error(execution.error_kind, execution.error)
+    return execution
 
 
 def _plain(value: Any) -> Any:
@@ -305,11 +315,13 @@ def run_schedule(
     schedule = fault_schedule(target, [plan])
 
     def one(point: FaultPoint | None) -> Execution:
-        return execute(
-            target,
-            [plan],
-            choices=() if point is None else schedule.choices(point),
-            stop_at_first=False,
+        return _users_code_held(
+            execute(
+                target,
+                [plan],
+                choices=() if point is None else schedule.choices(point),
+                stop_at_first=False,
+            )
         )
 
     clean = one(None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from txcheck.exploration.target import Target
+from txcheck.models.errors import UserCodeError
 from txcheck.models.proposal import Plan
 from txcheck.models.validation import validate
 from txcheck.models.world_rules import WorldBusinessCheck
@@ -19,12 +20,17 @@ from txcheck.models.world_rules import WorldBusinessCheck
 __all__ = ["expects_writes", "plan_problem"]
 
 
-def plan_problem(target: Target, plans: Sequence[Plan]) -> str | None:
+def plan_problem(target: Target, plans: Sequence[Plan], *, business: bool = True) -> str | None:
     """The first violation of ``plans`` at any level, the world's business rules included
-    (run on the target's services), or None when every plan is valid."""
+    (run on the target's services; not with ``business=False``: after a service hung), or
+    None when every plan is valid. A user's service that fails there failed the search's
+    runs first, which report it: here it only means the rules could not judge."""
     check = WorldBusinessCheck(fixture=target.fixture, services=target.services)
     for plan in plans:
-        verdict = validate(target.contract, plan, business=check)
+        try:
+            verdict = validate(target.contract, plan, business=check if business else None)
+        except UserCodeError as error:
+            return f"the business level could not judge it ({error.kind} error)"
         if verdict.violations:
             first = verdict.violations[0]
             return f"{first.call}: {first.code}" if first.call else first.code
@@ -32,14 +38,18 @@ def plan_problem(target: Target, plans: Sequence[Plan]) -> str | None:
 
 
 def expects_writes(
-    target: Target, plans: Sequence[Plan], meant_valid: bool | None = None
+    target: Target,
+    plans: Sequence[Plan],
+    meant_valid: bool | None = None,
+    *,
+    business: bool = True,
 ) -> tuple[bool, str]:
     """Whether runs of ``plans`` should commit writes, and the first violation of the plans
     (empty: none). Plans made to be valid (``meant_valid``) should, whatever they turned out
     to be; plans made to be refused should not; given plans (None) should when each writes
     and is valid at every level. A near-valid plan, or one the world refuses, is exercised
     by being refused instead."""
-    problem = plan_problem(target, plans) or ""
+    problem = plan_problem(target, plans, business=business) or ""
     if meant_valid is not None:
         return meant_valid, problem
     writes = all(

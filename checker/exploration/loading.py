@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
@@ -31,30 +31,42 @@ import attrs
 
 from txcheck.invariants import Invariant
 from txcheck.models.errors import (
+    ControlFlow,
     InputError,
     InvariantError,
+    InvariantStuck,
     PolicyError,
     PolicyStuck,
     ServiceError,
+    ServiceStuck,
     UserCodeError,
+    UserCodeStuck,
+    raised,
 )
 from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
 from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.requests import Delivery
+from txcheck.models.runner import close_generator
 from txcheck.models.services import ServiceSet
 
 __all__ = [
     "DEFAULT_POLICY_TIMEOUT",
+    "IN_USER_CODE",
     "MAX_TIMEOUT",
     "MIN_TIMEOUT",
+    "USER_CODE_NAME",
+    "Bounded",
     "LoadedPolicy",
     "WatchedPolicy",
+    "bounded_invariant",
+    "bounded_services",
     "import_path",
     "load_invariants",
     "load_policy",
     "load_services",
     "names_a_list",
     "origin",
+    "user_timeout",
     "watchdog_available",
 ]
 
@@ -146,8 +158,11 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 
 IN_USER_CODE: list[float | None] = [None]
-"""Since when (``time.monotonic``) a user policy's code has been running, or None when it
-is not: a hard deadline outside the policy's reach (``txcheck.cli.stopping``) reads it."""
+"""Since when (``time.monotonic``) user code (a policy, a service, an invariant) has been
+running, or None when it is not: a hard deadline outside its reach
+(``txcheck.cli.stopping``) reads it, and ``USER_CODE_NAME`` for what it is."""
+USER_CODE_NAME: list[str] = [""]
+"""What user code runs (or last ran): ``policy 'NAME'``, ``service 'NAME'``..."""
 
 
 @contextmanager
@@ -161,15 +176,22 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> ActorGen:
+def _watched(
+    gen: ActorGen, *, policy: str, where: str, seconds: float, problems: list[str]
+) -> ActorGen:
     """``gen``, with every resume bounded by ``seconds`` of wall-clock time, and anything
-    it raises (``SystemExit`` and ``KeyboardInterrupt`` too) reported as the policy's
-    error instead of obeyed: user code must not end or interrupt txcheck."""
+    it raises (``SystemExit``, ``KeyboardInterrupt``, its own ``BaseException``) reported
+    as the policy's error instead of obeyed: user code must not end or interrupt txcheck.
+    Closed (a crash, or the end of a run), it closes ``gen`` under the same limit; what
+    went wrong then goes to ``problems`` (raising from a close the garbage collector makes
+    would only print a traceback), and the policy's next generator reports it."""
     response: Any = None
     first = True
     alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
+    who = f"policy {policy!r}"
     while True:
         IN_USER_CODE[0] = time.monotonic()
+        USER_CODE_NAME[0] = who
         try:
             with alarm(seconds):
                 request = next(gen) if first else gen.send(response)
@@ -180,17 +202,154 @@ def _watched(gen: ActorGen, *, policy: str, where: str, seconds: float) -> Actor
                 f"policy {policy!r} ran {seconds:g}s in {where} without yielding a request "
                 "(an endless loop?)"
             ) from None
-        except GeneratorExit:
+        except ControlFlow:
             raise
-        except (SystemExit, KeyboardInterrupt) as error:
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as error:
             raise PolicyError(
                 f"policy {policy!r} raised {type(error).__name__}({error}) in {where}: a "
                 "policy may not end or interrupt the checker"
             ) from None
+        except Exception:
+            raise  # the runner reports it, with the step
+        except BaseException as error:  # a custom BaseException subclass
+            raise PolicyError(f"policy {policy!r} raised in {where}: {raised(error)}") from None
         finally:
             IN_USER_CODE[0] = None
         first = False
-        response = yield request
+        try:
+            response = yield request
+        except GeneratorExit:
+            problem = _close_watched(gen, seconds, who)
+            if problem is not None and not problems:
+                problems.append(f"policy {policy!r}: {where} was closed and {problem}")
+            raise
+
+
+def _close_watched(gen: ActorGen, seconds: float, who: str) -> str | None:
+    """Close a user policy's generator under the watchdog; what went wrong, or None."""
+    alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
+    IN_USER_CODE[0] = time.monotonic()
+    USER_CODE_NAME[0] = who
+    try:
+        with alarm(seconds):
+            return close_generator(gen, passes=(_Stuck,))
+    except _Stuck:
+        return f"its generator ran {seconds:g}s without ending when closed (an endless loop?)"
+    except UserCodeError as error:
+        return str(error)
+    finally:
+        IN_USER_CODE[0] = None
+
+
+class Bounded:
+    """A user's function (a service's handler or state builder, an invariant's check)
+    whose every call is bounded by ``seconds`` of wall-clock time, as a policy's resumes
+    are: past it the watchdog stops it with ``stuck`` (``ServiceStuck``,
+    ``InvariantStuck``). ``collect`` runs an invariant's generator to its end inside the
+    limit (calling a generator function runs none of its code). What else it raises is
+    contained where it is called (``World``, ``Session``), with the step."""
+
+    def __init__(
+        self,
+        inner: Callable[..., Any],
+        *,
+        seconds: float,
+        who: str,
+        stuck: type[UserCodeStuck],
+        collect: bool = False,
+    ) -> None:
+        self.inner = inner
+        self.seconds = seconds
+        self.who = who
+        self.stuck = stuck
+        self.collect = collect
+        self.__module__ = getattr(inner, "__module__", __name__)
+        self.__name__ = getattr(inner, "__name__", type(inner).__name__)
+        self.__doc__ = getattr(inner, "__doc__", None)
+
+    def __call__(self, *args: Any) -> Any:
+        alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
+        IN_USER_CODE[0] = time.monotonic()
+        USER_CODE_NAME[0] = self.who
+        try:
+            with alarm(self.seconds):
+                found = self.inner(*args)
+                if self.collect and _iterable(found):
+                    found = list(found)
+            return found
+        except _Stuck:
+            raise self.stuck(
+                f"{self.who} ran {self.seconds:g}s without returning (an endless loop?)"
+            ) from None
+        finally:
+            IN_USER_CODE[0] = None
+
+    def __repr__(self) -> str:
+        return f"<{self.who} (bounded to {self.seconds:g}s)>"
+
+
+def _iterable(value: object) -> bool:
+    """Whether an invariant's result is a collection of messages to run to its end here
+    (a string, a mapping or a non-iterable is left for ``Session`` to refuse)."""
+    return not isinstance(value, (str, bytes, Mapping)) and isinstance(value, Iterable)
+
+
+_BUILT_IN = ("txcheck.models.", "txcheck.invariants.")
+"""Where txcheck's own services and invariants live: plain, trusted code that a worker
+loads by import path too, and that runs unbounded (the watchdog costs system calls)."""
+
+
+def _built_in(*functions: object) -> bool:
+    return all(getattr(f, "__module__", "").startswith(_BUILT_IN) for f in functions)
+
+
+def bounded_services(service: ServiceSet, seconds: float) -> ServiceSet:
+    """``service`` with its state builder and every handler bounded (``Bounded``); one of
+    txcheck's own as it is."""
+    if _built_in(service.initial_state, *service.handlers.values()):
+        return service
+    who = f"service {service.name!r}"
+    return ServiceSet(
+        name=service.name,
+        initial_state=Bounded(
+            service.initial_state,
+            seconds=seconds,
+            who=f"{who} building its state",
+            stuck=ServiceStuck,
+        ),
+        handlers={
+            tool: Bounded(
+                handler, seconds=seconds, who=f"{who} handling {tool}", stuck=ServiceStuck
+            )
+            for tool, handler in service.handlers.items()
+        },
+    )
+
+
+def bounded_invariant(invariant: Invariant, seconds: float) -> Invariant:
+    """``invariant`` with its check bounded (``Bounded``), run to its end in the limit;
+    one of txcheck's own as it is."""
+    if _built_in(invariant.check):
+        return invariant
+    return attrs.evolve(
+        invariant,
+        check=Bounded(
+            invariant.check,
+            seconds=seconds,
+            who=f"invariant {invariant.name!r}",
+            stuck=InvariantStuck,
+            collect=True,
+        ),
+    )
+
+
+def user_timeout(services: Sequence[ServiceSet], invariants: Sequence[Invariant]) -> float | None:
+    """The time limit the user's services and invariants were loaded with, or None when
+    none of them is bounded."""
+    functions: list[object] = [i.check for i in invariants]
+    for service in services:
+        functions += [service.initial_state, *service.handlers.values()]
+    return next((f.seconds for f in functions if isinstance(f, Bounded)), None)
 
 
 class WatchedPolicy(Policy):
@@ -206,11 +365,22 @@ class WatchedPolicy(Policy):
         policy inherits its ``name``, which would blame the built-in)."""
         self.uses_outbox = inner.uses_outbox
         self.max_attempts = inner.max_attempts
+        self.problems: list[str] = []
+        """What went wrong closing one of its generators (``_watched``): reported when
+        the policy next starts a generator."""
 
     def _watch(self, gen: ActorGen, where: str) -> ActorGen:
+        if self.problems:
+            raise PolicyError(self.problems[0])
         if not inspect.isgenerator(gen):
             return gen  # not a generator: the runner says so
-        return _watched(cast(ActorGen, gen), policy=self.name, where=where, seconds=self.seconds)
+        return _watched(
+            cast(ActorGen, gen),
+            policy=self.name,
+            where=where,
+            seconds=self.seconds,
+            problems=self.problems,
+        )
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
         return self._watch(self.inner.orchestrate(ctx), f"orchestrate ({ctx.instance})")
@@ -250,6 +420,8 @@ def _resolve(spec: str, what: str = "policy", error: type[UserCodeError] = Polic
             module = importlib.import_module(module_name)
         except ImportError as problem:
             raise error(f"cannot import {what} module {module_name!r}: {problem}") from None
+        except ControlFlow:
+            raise  # a real Ctrl-C
         except BaseException as problem:  # user code: even SystemExit is reported, not obeyed
             raise error(
                 f"importing {what} module {module_name!r} raised "
@@ -276,11 +448,13 @@ _ORIGINS: dict[int, tuple[object, str]] = {}
 id stays its own): ``module:NAME``, or ``module:NAME#i`` for item ``i`` of a list."""
 
 
-def _remember(spec: str, value: object, items: Sequence[object]) -> None:
-    if items is value:
+def _remember(spec: str, items: Sequence[object], *, listed: bool) -> None:
+    """Note where each of ``items`` came from: ``spec``, or item ``i`` of the list it
+    names (``listed``)."""
+    if listed:
         _LISTS.add(spec)
     for index, item in enumerate(items):
-        _ORIGINS[id(item)] = (item, spec if item is value else f"{spec}#{index}")
+        _ORIGINS[id(item)] = (item, f"{spec}#{index}" if listed else spec)
 
 
 _LISTS: set[str] = set()
@@ -299,27 +473,37 @@ def origin(obj: object) -> str | None:
     return found[1] if found is not None and found[0] is obj else None
 
 
-def load_services(specs: Sequence[str]) -> tuple[ServiceSet, ...]:
-    """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them)."""
+def load_services(
+    specs: Sequence[str], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
+) -> tuple[ServiceSet, ...]:
+    """The ``ServiceSet``s ``--services`` names (each NAME a set or a list of them), each
+    call of their code bounded by ``timeout`` seconds (None: unbounded)."""
+    seconds = None if timeout is None else _timeout(timeout)
     return tuple(
         _load_all(
             specs,
             ServiceSet,
             ("--services", "a service set", "service", ServiceError),
             "a ServiceSet or a list of them",
+            None if seconds is None else lambda s: bounded_services(s, seconds),
         )
     )
 
 
-def load_invariants(specs: Sequence[str]) -> tuple[Invariant, ...]:
+def load_invariants(
+    specs: Sequence[str], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
+) -> tuple[Invariant, ...]:
     """The invariants ``--invariants`` names (each NAME one made with @always or
-    @eventually, or a list of them)."""
+    @eventually, or a list of them), each evaluation bounded by ``timeout`` seconds (None:
+    unbounded)."""
+    seconds = None if timeout is None else _timeout(timeout)
     return tuple(
         _load_all(
             specs,
             Invariant,
             ("--invariants", "an invariant", "invariant", InvariantError),
             "an invariant made with @always or @eventually, or a list of them",
+            None if seconds is None else lambda i: bounded_invariant(i, seconds),
         )
     )
 
@@ -329,19 +513,22 @@ def _load_all(
     kind: type[_Loaded],
     option: tuple[str, str, str, type[UserCodeError]],
     wanted: str,
+    bound: Callable[[_Loaded], _Loaded] | None,
 ) -> list[_Loaded]:
-    """Every ``kind`` the ``specs`` name, each NAME one of them or a list of them;
-    ``option`` is the flag, what it names, the kind's word and its error class."""
+    """Every ``kind`` the ``specs`` name, each NAME one of them or a list of them, made
+    ``bound`` (under the watchdog); ``option`` is the flag, what it names, the kind's word
+    and its error class."""
     flag, what, word, error = option
     found: list[_Loaded] = []
     for spec in specs:
         value = _resolve(_spec(spec, flag, what), word, error)
         items = value if isinstance(value, (list, tuple)) else [value]
-        _remember(spec, value, items)
         for item in items:
             if not isinstance(item, kind):
                 raise error(f"{spec!r} must be {wanted} (got {type(item).__name__})")
-            found.append(item)
+        loaded = [item if bound is None else bound(item) for item in items]
+        _remember(spec, loaded, listed=items is value)
+        found.extend(loaded)
     return found
 
 
@@ -351,6 +538,8 @@ def _instantiate(spec: str, found: Any) -> Policy:
     if isinstance(found, type) and issubclass(found, Policy):
         try:
             return found()
+        except ControlFlow:
+            raise  # a real Ctrl-C
         except BaseException as error:  # user code: even SystemExit is reported, not obeyed
             raise PolicyError(
                 f"creating policy {spec!r} raised {type(error).__name__}: {error}"

@@ -34,6 +34,7 @@ from txcheck.exploration.strategies import PlanSpace, submissions
 from txcheck.exploration.target import Deadline, Target
 from txcheck.models.canonical import stable_hash
 from txcheck.models.choices import Choice, FaultKind, fault_kind
+from txcheck.models.errors import ControlFlow
 from txcheck.models.proposal import Plan, plan_to_json
 
 __all__ = [
@@ -57,12 +58,13 @@ SKIP_MAX = 3
 """...landing 0 to ``SKIP_MAX`` opportunities on."""
 
 
-class BudgetExpired(KeyboardInterrupt):
+class BudgetExpired(KeyboardInterrupt, ControlFlow):
     """The exploration's time budget ran out. Not a test failure: it stops the search.
 
     It subclasses ``KeyboardInterrupt`` because that is the one exception Hypothesis
     lets through untouched; any other would be saved to the example database and
-    recorded as the end of that example, which a replay would then contradict."""
+    recorded as the end of that example, which a replay would then contradict. It is
+    ``ControlFlow`` too, so no containment of user code takes it for the user's own."""
 
 
 class InvariantViolation(AssertionError):

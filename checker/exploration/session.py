@@ -19,7 +19,7 @@ first harm, else the first failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,7 +28,13 @@ from txcheck.exploration.target import Target
 from txcheck.invariants import Invariant, Kind
 from txcheck.models.choices import Choice, Part, fault_kind
 from txcheck.models.deviation_cost import deviation_count
-from txcheck.models.errors import PolicyStuck, UserCodeError
+from txcheck.models.errors import (
+    ControlFlow,
+    InvariantError,
+    UserCodeError,
+    UserCodeStuck,
+    raised,
+)
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import Run, Step, StepLimitExceeded
 
@@ -189,7 +195,7 @@ class Session:
         self.error_kind = ""
         """What raised: ``policy``, ``service`` or ``invariant`` (user code, exit 2)."""
         self.hung = False
-        """The policy ran past its time limit (``PolicyStuck``)."""
+        """User code ran past its time limit (``UserCodeStuck``)."""
         self.quiesced = False
         self.safety_checks = 0
         """States at which every safety invariant was checked (evaluated, or skipped
@@ -209,7 +215,7 @@ class Session:
 
     def _raised(self, error: UserCodeError) -> None:
         self.error, self.error_kind = str(error), error.kind
-        self.hung = isinstance(error, PolicyStuck)
+        self.hung = isinstance(error, UserCodeStuck)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -371,6 +377,8 @@ class Session:
         run = self.run
         view = None
         failures: list[Failure] = []
+        if self.error is not None:
+            return failures  # user code already failed: the run ends there
         for check in checks:
             mask = check.reads_mask
             if mask != _EVERYTHING and not changed & mask:
@@ -379,13 +387,14 @@ class Session:
                 view = run.view()
             self.evaluations += 1
             try:
-                messages = tuple(check(view))
-            except Exception as error:
+                messages = _messages(check, check.check(view))
+            except ControlFlow:
+                raise  # a real Ctrl-C, a spent budget: not the invariant's doing
+            except BaseException as error:  # user code: even SystemExit is reported
                 where = f"after step {step}" if step is not None else "at quiescence"
-                self.error = (
-                    f"invariant {check.name!r} raised {type(error).__name__}: {error} ({where})"
-                )
-                self.error_kind = "invariant"
+                if not isinstance(error, InvariantError):
+                    error = InvariantError(f"invariant {check.name!r} raised {raised(error)}")
+                self._raised(type(error)(f"{error} ({where})"))
                 return failures
             if messages:
                 failures.append(
@@ -406,6 +415,35 @@ class Session:
                 self.failures.append(failure)
                 if failure.harm:
                     self._harmed = True
+
+
+def _messages(check: Invariant, found: object) -> tuple[str, ...]:
+    """An invariant's messages: what it returned or yielded, each a string
+    (``InvariantError`` saying what was expected and what came instead)."""
+    if isinstance(found, (str, bytes, Mapping)) or not isinstance(found, Iterable):
+        raise InvariantError(
+            f"invariant {check.name!r} returned {_shown(found)}: expected an iterable of "
+            "message strings (yield one string per problem, nothing when it holds)"
+        )
+    messages = tuple(found)
+    for message in messages:
+        if not isinstance(message, str):
+            raise InvariantError(
+                f"invariant {check.name!r} yielded {_shown(message)}: expected a message "
+                "string (one per problem)"
+            )
+    return messages
+
+
+def _shown(value: object) -> str:
+    """``value``'s type and a short repr, for an error message."""
+    try:
+        text = repr(value)
+    except ControlFlow:
+        raise
+    except BaseException:  # a user's object: its repr may raise too
+        text = "?"
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
 def execute(

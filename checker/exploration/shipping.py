@@ -22,12 +22,14 @@ from typing import Any, TypeVar
 import attrs
 
 from txcheck.exploration.loading import (
+    DEFAULT_POLICY_TIMEOUT,
     WatchedPolicy,
     import_path,
     load_invariants,
     load_policy,
     load_services,
     origin,
+    user_timeout,
 )
 from txcheck.exploration.target import Bounds, Budget, Target
 from txcheck.invariants import Invariant
@@ -65,6 +67,9 @@ class TargetSpec:
     plans: tuple[tuple[Plan, ...], ...]
     bounds: Bounds
     budget: Budget
+    user_timeout: float | None = None
+    """The time limit of the user's services and invariants (``loading.Bounded``); they
+    are loaded again under it, or under the default limit when they were not bounded."""
     key: str = ""
 
 
@@ -170,6 +175,7 @@ def describe(target: Target) -> TargetSpec:
         plans=target.plans,
         bounds=target.bounds,
         budget=target.budget,
+        user_timeout=user_timeout(target.services, target.invariants),
     )
     digest = hashlib.sha256(pickle.dumps(attrs.evolve(spec, budget=Budget()))).hexdigest()
     spec = attrs.evolve(spec, key=digest)
@@ -190,12 +196,17 @@ def describe(target: Target) -> TargetSpec:
 Loaded = TypeVar("Loaded")
 
 
-def _items(specs: tuple[str, ...], load: Callable[[list[str]], tuple[Loaded, ...]]) -> list[Loaded]:
-    """What ``specs`` name: ``module:NAME``, or ``module:NAME#i`` (item ``i`` of a list)."""
+def _items(
+    specs: tuple[str, ...],
+    load: Callable[..., tuple[Loaded, ...]],
+    timeout: float | None,
+) -> list[Loaded]:
+    """What ``specs`` name: ``module:NAME``, or ``module:NAME#i`` (item ``i`` of a list),
+    loaded under the watchdog with ``timeout`` (None: the default limit)."""
     found: list[Loaded] = []
     for spec in specs:
         path, _, index = spec.partition("#")
-        items = load([path])
+        items = load([path], timeout=timeout or DEFAULT_POLICY_TIMEOUT)
         found.extend(items[int(index) : int(index) + 1] if index else items)
     return found
 
@@ -217,8 +228,8 @@ def _build(spec: TargetSpec) -> Target:
         policy_name=spec.policy_name,
         contract=contract,
         fixture=fixture,
-        services=_items(spec.services, load_services),
-        invariants=_items(spec.invariants, load_invariants),
+        services=_items(spec.services, load_services, spec.user_timeout),
+        invariants=_items(spec.invariants, load_invariants, spec.user_timeout),
         plans=spec.plans,
         bounds=spec.bounds,
         budget=spec.budget,

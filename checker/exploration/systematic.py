@@ -200,9 +200,12 @@ class _PlanSearch:
         """New states a branch found, on average, at the last level searched past the
         first (the first has one branch: the whole default run), None before."""
 
-    def bound(self) -> PlanBound:
-        """What this plan set's search proved and exercised."""
-        expects, problem = expects_writes(self.target, self.plans, self.meant_valid)
+    def bound(self, *, business: bool = True) -> PlanBound:
+        """What this plan set's search proved and exercised (``business``: whether the
+        plans may be judged by the world's rules, which run the target's services)."""
+        expects, problem = expects_writes(
+            self.target, self.plans, self.meant_valid, business=business
+        )
         return PlanBound(
             label=self.label,
             reached=self.reached,
@@ -257,6 +260,10 @@ class _PlanSearch:
             if limit is not None and node.cut + 1 >= limit:
                 continue
             found = self._branch(node, deviations, limit)
+            if found is not None and found.session.hung:
+                # user code ran past its time limit: every other branch would hang again
+                self._resume_level, self._resume = None, (None, 0)
+                return found
             if found is not None and (best is None or found.rank < best.rank):
                 best = found
         self._resume_level, self._resume = None, (None, 0)
@@ -364,7 +371,7 @@ class _PlanSearch:
             else:
                 self.stats.states += 1
                 self.states += 1
-            if steps and session.check(steps - 1):
+            if steps and (session.check(steps - 1) or session.error is not None):
                 if session.settling:  # only hygiene so far: does harm follow?
                     session.finish()
                 return self._found(session, deviations)
@@ -541,6 +548,9 @@ class SystematicEngine:
                     if focus or (others and need(lowest) <= max_states - stats.states):
                         favoured = 0
                         waiting.clear()
+                if result is not None and result.session.hung:
+                    found = result  # it would hang again in every other plan set: stop
+                    break
                 if result is not None:
                     failed.add(id(search))
                     if found is None or result.rank < found.rank:
@@ -577,7 +587,11 @@ class SystematicEngine:
             target,
             stats.tally,
             counterexample=counterexample,
-            plans=[search.bound() for search in searches],
+            # after user code hung, running it again to judge the plans would hang again
+            plans=[
+                search.bound(business=found is None or not found.session.hung)
+                for search in searches
+            ],
             states=stats.states,
             prefixes=stats.prefixes,
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,

@@ -362,10 +362,11 @@ class _Split:
             if self.found is None or rank < self.found[0]:
                 self.found = (rank, done.found)
 
-    def expectations(self) -> list[tuple[bool, str]]:
-        """Whether each plan set should commit writes, and its plans' first violation."""
+    def expectations(self, *, business: bool = True) -> list[tuple[bool, str]]:
+        """Whether each plan set should commit writes, and its plans' first violation
+        (``business``: judged by the world's rules too, which run the target's services)."""
         return [
-            expects_writes(self.target, plans, meant)
+            expects_writes(self.target, plans, meant, business=business)
             for plans, meant in zip(self.plan_sets, self.meant_valid, strict=True)
         ]
 
@@ -405,10 +406,13 @@ def search_split(
             f"{split.explored - split.states:,} of the states were explored by more than one "
             "chunk (duplicate work a single process avoids)"
         )
+    counterexample = None if split.found is None else split.found[1].again(target)
+    # after user code hung, running it again to judge the plans would hang again
+    business = counterexample is None or not counterexample.execution.hung
     return systematic_report(
         target,
         tally,
-        counterexample=None if split.found is None else split.found[1].again(target),
+        counterexample=counterexample,
         plans=[
             PlanBound(
                 label=p.label,
@@ -421,7 +425,7 @@ def search_split(
                 expects_writes=expected[0],
                 problem=expected[1],
             )
-            for p, expected in zip(split.plans, split.expectations(), strict=True)
+            for p, expected in zip(split.plans, split.expectations(business=business), strict=True)
         ],
         states=split.states,
         prefixes=split.prefixes,

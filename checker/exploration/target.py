@@ -22,7 +22,13 @@ from txcheck.models.checkout import CHECKOUT
 from txcheck.models.choices import Part
 from txcheck.models.contract import Contract
 from txcheck.models.contract_loader import default_contract
-from txcheck.models.errors import InputError
+from txcheck.models.errors import (
+    ControlFlow,
+    InputError,
+    InvariantError,
+    UserCodeError,
+    raised,
+)
 from txcheck.models.fixture import WorldFixture, default_fixture
 from txcheck.models.policies.base import Policy
 from txcheck.models.proposal import Plan
@@ -104,7 +110,7 @@ class Suite:
         skipped: list[tuple[Invariant, str]] = []
         kept: list[Invariant] = []
         for check in invariants:
-            why = None if contract is None else check.inapplicable(contract, services)
+            why = None if contract is None else _inapplicable(check, contract, services)
             if why is None:
                 kept.append(check)
             else:
@@ -114,6 +120,28 @@ class Suite:
             liveness=tuple(i for i in kept if i.kind is Kind.LIVENESS),
             inapplicable=tuple(skipped),
         )
+
+
+def _inapplicable(
+    check: Invariant, contract: Contract, services: Sequence[ServiceSet]
+) -> str | None:
+    """``check.inapplicable``: a user's ``applies`` is user code, contained like its check
+    (``InvariantError`` for whatever it raises, ``SystemExit`` too, or a reason that is not
+    a string)."""
+    try:
+        why = check.inapplicable(contract, services)
+    except (ControlFlow, UserCodeError):
+        raise
+    except BaseException as error:  # user code: even SystemExit is reported
+        raise InvariantError(
+            f"invariant {check.name!r}: its applies() raised {raised(error)}"
+        ) from None
+    if why is not None and not isinstance(why, str):
+        raise InvariantError(
+            f"invariant {check.name!r}: its applies() returned {type(why).__name__}: expected "
+            "a string saying why it does not apply, or None"
+        )
+    return why
 
 
 def _invariants(value: Sequence[Invariant]) -> tuple[Invariant, ...]:

@@ -20,6 +20,7 @@ from txcheck.exploration.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
 from txcheck.models.contract import Contract
+from txcheck.models.errors import UserCodeError, user_code_error
 from txcheck.models.fixture import WorldFixture
 from txcheck.models.policies import builtin_policy
 from txcheck.models.policies.base import Policy
@@ -231,15 +232,29 @@ def run_all(
     invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
 ) -> list[ScenarioRun]:
     """The 14 scenarios, then the 5 controls, in definition order, with ``services`` and
-    held to ``invariants`` (the user's own, from the CLI, beside the defaults)."""
-    runs = [
-        run_scenario(
-            s, contract=contract, fixture=fixture, services=services, invariants=invariants
-        )
-        for s in SCENARIOS
-    ]
-    runs += [
-        run_control(c, contract=contract, fixture=fixture, services=services, invariants=invariants)
-        for c in CONTROLS
-    ]
+    held to ``invariants`` (the user's own, from the CLI, beside the defaults). The runs
+    stop after the first in which a service or an invariant failed (``broken``): that is
+    the user's mistake to fix, and the next runs would meet it again (or hang again)."""
+    runs: list[ScenarioRun] = []
+    entries: list[Scenario | Control] = [*SCENARIOS, *CONTROLS]
+    for entry in entries:
+        if isinstance(entry, Control):
+            run = run_control(
+                entry, contract=contract, fixture=fixture, services=services, invariants=invariants
+            )
+        else:
+            run = run_scenario(
+                entry, contract=contract, fixture=fixture, services=services, invariants=invariants
+            )
+        runs.append(run)
+        if broken(run) is not None:
+            break
     return runs
+
+
+def broken(run: ScenarioRun) -> UserCodeError | None:
+    """The error of the user's service or invariant that ended ``run``, or None."""
+    execution = run.execution
+    if execution.error is None or execution.error_kind not in ("service", "invariant"):
+        return None
+    return user_code_error(execution.error_kind, execution.error)
