@@ -5,7 +5,6 @@ a counterexample."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -234,15 +233,13 @@ def test_the_watchdog_stops_a_stuck_policy_once_not_again_in_a_rerun(
 ) -> None:
     """The run the watchdog stopped is the policy error: it is not executed again (to
     shrink or replay it), which would double the time a user waits for the error."""
-    started = time.monotonic()
     code, err = _explore(
         capsys, "Stuck", "--engine", engine, "--no-seeds", "--policy-timeout", "0.5"
     )
-    elapsed = time.monotonic() - started
     assert code == 2
     assert "ran 0.5s in orchestrate (orchestrator-1) without yielding a request" in err
+    # entered once: the stopped run was not executed again (the log has one line)
     assert Path("stuck.log").read_text(encoding="utf-8") == "stuck\n"
-    assert elapsed < 30
 
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "1e400"])
