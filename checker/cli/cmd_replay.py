@@ -27,24 +27,20 @@ from rich.text import Text
 from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.replay_target import trusted_target
 from txcheck.cli.safe_text import one_line
-from txcheck.cli.user_code import add_user_code_options, select_invariants
+from txcheck.cli.user_code import add_user_code_options
 from txcheck.exploration.loading import (
     DEFAULT_POLICY_TIMEOUT,
-    load_invariants,
     load_policy,
-    load_services,
 )
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
-from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.canonical import printable_json
-from txcheck.models.checkout import CHECKOUT
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.traces.document import Trace, load_trace, target_of
 from txcheck.traces.replaying import (
     Translated,
-    check_trust,
     first_difference,
     replay_exact,
     replay_faults,
@@ -240,28 +236,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INCONCLUSIVE
-    check_trust(
-        trace,
-        policy=args.policy,
-        services=args.services,
-        invariants=args.invariants,
-        trust=args.trust_trace,
-        source=args.trace,
-    )
+    target = trusted_target(trace, args)
     policy = args.policy or trace.policy
-    loaded = load_policy(policy, timeout=args.policy_timeout)
-    services = args.services or (list(trace.services) if args.trust_trace else [])
-    invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
-    only = args.invariants_only or list(trace.invariants_only)  # names are data: no trust
-    skipped = args.skip_invariant or list(trace.skip_invariants)
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants))
-    target = target_of(
-        trace,
-        loaded.policy,
-        policy_name=loaded.spec,
-        services=(CHECKOUT, *load_services(services)),
-        invariants=select_invariants(checks, only, skipped),
-    )
     same_policy = args.policy is None or args.policy == trace.policy
     execution = replay_exact(trace, target)
     faults = None

@@ -1,0 +1,78 @@
+"""Each step of a run with the world before and after it, from re-running the run.
+
+A trace stores choices, not world snapshots: ``step_views`` applies the execution's
+choices one by one to a fresh run of the same target and takes a snapshot after each, so
+the diff shown for a step is what that step did in the code as it is now. The parts a
+reader asks for on demand (the journal, the idempotency records, the outbox, the inbox)
+are kept for a step only where that step changed them, so a long run stays small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from txcheck.exploration.session import Execution
+from txcheck.exploration.target import Target
+from txcheck.models.runner import Step
+from txcheck.traces.json_diff import json_diff
+
+__all__ = ["PARTS", "StepView", "step_views"]
+
+PARTS: tuple[tuple[str, str], ...] = (
+    ("journals", "journal"),
+    ("idempotency", "idempotency records"),
+    ("outbox", "outbox"),
+    ("consumer", "inbox"),
+)
+"""The world's parts shown on demand per step: snapshot key, then the label."""
+
+
+@attrs.frozen(kw_only=True)
+class StepView:
+    """One step as the report shows it."""
+
+    step: Step
+    diff: tuple[Mapping[str, Any], ...]
+    """``json_diff`` of the world before and after the step (JSON Pointer paths)."""
+    parts: tuple[tuple[str, Any], ...]
+    """The parts of ``PARTS`` this step changed, by label, as they are after it."""
+    failures: tuple[str, ...] = ()
+    """The invariants that failed after this step."""
+
+
+def step_views(execution: Execution, target: Target) -> tuple[StepView, ...]:
+    """Every step of ``execution`` re-taken in a fresh run of ``target``, with its diff.
+    Never for a run that ended in a user-code error (it would raise or hang again): its
+    steps come without diffs."""
+    failed: dict[int, list[str]] = {}
+    for failure in execution.failures:
+        if failure.step is not None:
+            failed.setdefault(failure.step, []).append(failure.name)
+    steps: Sequence[Step] = execution.steps
+    if execution.error is not None:
+        return tuple(
+            StepView(step=s, diff=(), parts=(), failures=tuple(failed.get(s.index, ())))
+            for s in steps
+        )
+    run = target.run(execution.plans)
+    before = run.world.snapshot()
+    views = []
+    for step in steps:
+        run.apply(step.choice, deviation=step.deviation, kind=step.kind)
+        after = run.world.snapshot()
+        parts = tuple(
+            (label, after.get(key)) for key, label in PARTS if before.get(key) != after.get(key)
+        )
+        views.append(
+            StepView(
+                step=step,
+                diff=tuple(json_diff(before, after)),
+                parts=parts,
+                failures=tuple(failed.get(step.index, ())),
+            )
+        )
+        before = after
+    return tuple(views)

@@ -1,0 +1,238 @@
+"""``txcheck report TRACE --html OUT``: what the page shows, and where it may be written.
+
+The DOM tests parse the page with the standard library (``tests/report_dom.py``) for
+three counterexamples (``tests/report_traces.py``): a lifeline per actor, the breaking
+step highlighted in the diagram and the table, the deviations marked, and world-diff rows
+that match a fresh re-run of the trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from report_dom import Node, parse
+from report_traces import KINDS, write
+
+from txcheck.cli import main
+from txcheck.traces.document import content_digest, load_trace
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("traces")
+    return {kind: write(kind, folder) for kind in KINDS}
+
+
+@pytest.fixture(scope="module")
+def pages(traces: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("pages")
+    out = {}
+    for kind, trace in traces.items():
+        page = folder / f"{kind}.html"
+        assert main(["report", str(trace), "--html", str(page)]) == 0
+        out[kind] = page.read_text(encoding="utf-8")
+    return out
+
+
+def _steps(kind: str, traces: dict[str, Path]) -> list[dict[str, object]]:
+    return list(load_trace(traces[kind]).document["steps"])
+
+
+# -- the DOM --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_lifeline_per_actor_and_per_tool_called(
+    kind: str, traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    steps = _steps(kind, traces)
+    lanes = [g.attrs["data-lane"] for g in parse(pages[kind]).find_all("g", "lifeline")]
+    assert len(lanes) == len(set(lanes))
+    actors = {str(s["actor"]) for s in steps}
+    tools = {str(s["request"]["tool"]) for s in steps if "tool" in s["request"]}  # type: ignore[index, operator]
+    assert actors | tools <= set(lanes)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_step_is_a_row_in_the_diagram_and_the_table_linked_both_ways(
+    kind: str, traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    dom = parse(pages[kind])
+    for step in _steps(kind, traces):
+        index = step["i"]
+        row = dom.by_id(f"d-{index}")
+        line = dom.by_id(f"step-{index}")
+        assert [a.attrs["href"] for a in row.find_all("a")] == [f"#step-{index}"]
+        assert f"#d-{index}" in [a.attrs["href"] for a in line.find_all("a")]
+        assert ("dev" in row.classes) is step["deviation"] is ("dev" in line.classes)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_breaking_step_is_highlighted_once_in_each_view(
+    kind: str, traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    dom = parse(pages[kind])
+    document = load_trace(traces[kind]).document
+    shown = [li.attrs["data-invariant"] for li in dom.find_all("li", "violation")]
+    assert sorted(shown) == sorted(v["invariant"] for v in document["violations"])
+    diagram = dom.find_all("g", "break")
+    table = dom.find_all("tr", "break")
+    assert len(diagram) == len(table) == 1
+    assert diagram[0].attrs["id"].removeprefix("d-") == table[0].attrs["id"].removeprefix("step-")
+
+
+def test_a_failure_after_a_step_highlights_that_step(
+    traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    """The crash run breaks consumer_effect_at_most_once at the second apply."""
+    document = load_trace(traces["crash"]).document
+    (violation,) = [v for v in document["violations"] if v["step"] is not None]
+    dom = parse(pages["crash"])
+    assert dom.by_id(f"d-{violation['step']}").classes >= {"step", "break"}
+    assert violation["invariant"] in dom.by_id(f"step-{violation['step']}").text()
+
+
+def test_a_failure_at_quiescence_highlights_the_end_of_the_run(pages: dict[str, str]) -> None:
+    dom = parse(pages["naive"])
+    assert "break" in dom.by_id("d-end").classes
+    assert "break" in dom.by_id("step-end").classes
+
+
+def _diagram_rows(dom: Node, cls: str) -> list[Node]:
+    return [g for g in dom.find_all("g", cls) if "step" in g.classes]
+
+
+def test_crash_restart_and_redelivery_are_marked(
+    traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    steps = _steps("crash", traces)
+    dom = parse(pages["crash"])
+    (crash,) = [s["i"] for s in steps if s["action"] == "crash"]
+    (row,) = _diagram_rows(dom, "crash")
+    assert row.attrs["id"] == f"d-{crash}"
+    assert row.find_all("path", "x")  # drawn as an X on the consumer's lifeline
+    (restart,) = _diagram_rows(dom, "restart")
+    later = [s["i"] for s in steps if s["actor"] == "consumer" and s["i"] > crash]  # type: ignore[operator]
+    assert restart.attrs["id"] == f"d-{later[0]}"
+    assert restart.find_all("rect", "activation")
+    (redelivery,) = _diagram_rows(dom, "redelivery")
+    assert "redelivery" in redelivery.text()
+
+
+@pytest.mark.parametrize("kind", ["naive", "double-click"])
+def test_a_lost_response_is_a_dashed_answer(
+    kind: str, traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    lost = [s["i"] for s in _steps(kind, traces) if s["outcome"] == "lost_response_after_commit"]
+    dom = parse(pages[kind])
+    unknown = _diagram_rows(dom, "unknown")
+    assert [g.attrs["id"] for g in unknown] == [f"d-{i}" for i in lost]
+    for row in unknown:
+        assert row.find_all("line", "dashed")
+        assert "response lost" in row.text()
+
+
+def test_two_plans_have_two_orchestrator_lifelines(pages: dict[str, str]) -> None:
+    lanes = [g.attrs["data-lane"] for g in parse(pages["double-click"]).find_all("g", "actor")]
+    assert lanes[:2] == ["orchestrator-1", "orchestrator-2"]
+    assert {"relay", "consumer", "clock"} <= set(lanes)
+
+
+def test_the_diff_rows_are_the_world_changes_of_a_fresh_run(pages: dict[str, str]) -> None:
+    """Step 0 of the naive run admits create_order: the idempotency record and the
+    operation appear; step 1 commits it (the order, despite the lost response)."""
+    dom = parse(pages["naive"])
+    paths = {
+        index: [
+            td.text()
+            for tr in dom.by_id(f"step-{index}").find_all("tr", "diff-row")
+            for td in tr.find_all("td", "path")
+        ]
+        for index in (0, 1)
+    }
+    changed = paths[0] + paths[1]
+    assert "/services/checkout/orders/ord_1001" in changed
+    assert any(p.startswith("/idempotency/") for p in changed)
+    for tr in dom.find_all("tr", "diff-row"):
+        assert tr.classes & {"op-add", "op-remove", "op-change"}
+        path = tr.find_all("td", "path")[0].text()
+        assert path.startswith("/")
+
+
+def test_the_header_names_the_run_and_its_replay_command(
+    traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    dom = parse(pages["double-click"])
+    assert dom.by_id("policy").text() == "control-fresh-key"
+    assert shlex.split(dom.by_id("replay").text()) == [
+        "txcheck",
+        "replay",
+        str(traces["double-click"]),
+    ]
+    assert "systematic" in dom.text()
+
+
+def test_the_page_holds_the_trace_it_was_made_from(
+    traces: dict[str, Path], pages: dict[str, str]
+) -> None:
+    (data,) = parse(pages["naive"]).find_all("script")
+    assert data.attrs["type"] == "application/json"
+    assert json.loads(data.text()) == load_trace(traces["naive"]).document
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_report_refuses_a_file_that_is_not_a_report_unless_forced(
+    traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "notes.html"
+    out.write_text("my notes\n")
+    assert main(["report", str(traces["naive"]), "--html", str(out)]) == 2
+    assert "is not a txcheck HTML report" in capsys.readouterr().err
+    assert out.read_text() == "my notes\n"
+    assert main(["report", str(traces["naive"]), "--html", str(out), "--force"]) == 0
+    page = out.read_text()
+    assert main(["report", str(traces["naive"]), "--html", str(out)]) == 0  # a report: replaced
+    assert out.read_text() == page
+
+
+@pytest.mark.parametrize("special", ["fifo", "folder", "link"])
+def test_report_refuses_special_files(
+    special: str, traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.html"
+    if special == "fifo":
+        os.mkfifo(out)
+    elif special == "folder":
+        out.mkdir()
+    else:
+        out.symlink_to(tmp_path / "elsewhere.html")
+    assert main(["report", str(traces["naive"]), "--html", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(out) in err
+    assert not (tmp_path / "elsewhere.html").exists()
+
+
+def test_a_bad_trace_is_one_line_exit_2_and_writes_nothing(
+    traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = json.loads(traces["naive"].read_text())
+    edited["steps"][1]["outcome"] = "ok"
+    bad = tmp_path / "edited.json"
+    bad.write_text(json.dumps(edited))
+    out = tmp_path / "out.html"
+    assert main(["report", str(bad), "--html", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err and "digest" in err
+    edited["digest"] = content_digest(edited)  # signed, but not the run it records
+    bad.write_text(json.dumps(edited))
+    assert main(["report", str(bad), "--html", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not the recorded run" in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["edited.json"]  # no temporary file left
