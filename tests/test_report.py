@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from report_dom import Node, parse
-from report_traces import KINDS, write
+from report_traces import KINDS, PLAN_FILE, write
 
 from txcheck.cli import main
 from txcheck.traces.document import content_digest, load_trace
@@ -236,3 +236,77 @@ def test_a_bad_trace_is_one_line_exit_2_and_writes_nothing(
     assert err.count("\n") == 1 and "not the recorded run" in err
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["edited.json"]  # no temporary file left
+
+
+# -- --html-out on explore and replay -------------------------------------------------------
+
+
+def _explore(tmp_path: Path, policy: str, *extra: str) -> tuple[int, Path]:
+    page = tmp_path / f"{policy}.html"
+    argv = ["explore", "--policy", policy, "--plan", str(PLAN_FILE), "--seed", "1"]
+    argv += ["--engine", "systematic", "--max-faults", "1", "--html-out", str(page)]
+    code = main([*argv, "--trace-out", str(tmp_path / "trace.json"), *extra])
+    return code, page
+
+
+def test_explore_html_out_reports_the_counterexample_with_its_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, page = _explore(tmp_path, "naive")
+    assert code == 1
+    dom = parse(page.read_text(encoding="utf-8"))
+    header = {dt.text(): dd.text() for dt, dd in _pairs(dom)}
+    assert header["Seed"] == "1"
+    assert header["Bound"].startswith("exhaustive to")
+    assert header["Engine"] == "systematic"
+    assert dom.find_all("g", "break") and dom.find_all("tr", "diff-row")
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    (data,) = dom.find_all("script")
+    assert json.loads(data.text()) == trace  # the page holds the trace explore wrote
+
+
+def _pairs(dom: Node) -> list[tuple[Node, Node]]:
+    (header,) = dom.find_all("dl", "header")
+    terms = [n for n in header.children if n.tag in ("dt", "dd")]
+    return list(zip(terms[::2], terms[1::2], strict=True))
+
+
+def test_explore_html_out_on_a_pass_is_the_coverage(tmp_path: Path) -> None:
+    code, page = _explore(tmp_path, "guarded")
+    assert code == 0
+    dom = parse(page.read_text(encoding="utf-8"))
+    rows = dom.find_all("tr", "plan-set")
+    bars = dom.find_all("g", "bar")
+    assert [r.attrs["data-plans"] for r in rows] == [b.attrs["data-plans"] for b in bars]
+    assert len(rows) == 2  # the plan, and the plan submitted twice
+    for row in rows:
+        cells = [td.text() for td in row.find_all("td")]
+        assert cells[1] == "1 of 1" and int(cells[2].replace(",", "")) > 0
+        assert "timeout_before_commit" in cells[5]
+    invariants = {tr.attrs.get("data-invariant") for tr in dom.find_all("tr")}
+    assert {"no_double_charge", "consumer_effect_exactly_once"} <= invariants
+    assert "exhaustive to 1 deviation" in dom.by_id("bound").text()
+
+
+def test_explore_checks_html_out_before_the_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "guarded.html").write_text("keep me\n")
+    code, page = _explore(tmp_path, "guarded")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--html-out" in err
+    assert page.read_text() == "keep me\n"
+    assert not (tmp_path / "trace.json").exists()
+
+
+def test_replay_html_out_reports_the_run_under_another_policy(
+    traces: dict[str, Path], tmp_path: Path
+) -> None:
+    page = tmp_path / "guarded.html"
+    argv = ["replay", str(traces["naive"]), "--policy", "guarded", "--html-out", str(page)]
+    assert main(argv) == 0
+    dom = parse(page.read_text(encoding="utf-8"))
+    assert dom.find_all("h1")[0].text() == "Policy guarded passes this trace"
+    assert shlex.split(dom.by_id("replay").text())[-2:] == ["--policy", "guarded"]
+    assert not dom.find_all("g", "break")

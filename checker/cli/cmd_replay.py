@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
-from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.render_trace import counterexample_report, replay_command, report_console
 from txcheck.cli.replay_target import trusted_target
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.user_code import add_user_code_options
@@ -78,6 +79,14 @@ def register(subparsers: Any) -> None:
         help="import the policy, services and invariants the trace names",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--html-out", metavar="FILE", help="also write the replayed run as an HTML report"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --html-out file even when it is not a txcheck report",
+    )
     parser.set_defaults(run=run)
 
 
@@ -226,7 +235,29 @@ def _exercises_nothing(trace: Trace) -> bool:
     return not trace.choices and not any(plan.calls for plan in trace.plans)
 
 
+def _write_html(args: argparse.Namespace, trace: Trace, report: ReplayReport) -> None:
+    """``--html-out``: the run the verdict rests on, as an HTML report."""
+    from txcheck.report.build import html_report
+    from txcheck.report.output import write_report
+
+    command = replay_command(
+        args.trace, policy=trace.policy, services=trace.services, invariants=trace.invariants
+    )
+    if args.policy is not None and args.policy != trace.policy:
+        command += " --policy " + shlex.quote(args.policy)
+    page = html_report(report.final, target=report.target, document=trace.document, replay=command)
+    try:
+        write_report(page, args.html_out, force=args.force, option="--html-out")
+    except OSError as error:
+        problem = error.strerror or error
+        raise InputError(f"cannot write the report: {problem}", source=args.html_out) from None
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.html_out is not None:
+        from txcheck.report.output import check_report_path
+
+        check_report_path(args.html_out, force=args.force, option="--html-out")
     trace = load_trace(args.trace)
     if _exercises_nothing(trace):  # never "passes this trace": nothing was checked
         shown = one_line(args.trace, None)
@@ -264,6 +295,8 @@ def run(args: argparse.Namespace) -> int:
         report_console().print(report, crop=False)
     if difference is not None:
         raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)
+    if args.html_out is not None:
+        _write_html(args, trace, report)
     if final.error is not None:
         raise user_code_error(final.error_kind, final.error)
     return EXIT_FOUND if final.failures else EXIT_OK

@@ -19,9 +19,11 @@ def html_report(
     target: Target,
     document: Mapping[str, Any],
     replay: str,
+    details: Mapping[str, str] | None = None,
 ) -> str:
     """The report page of ``execution`` (a run of ``target``), whose trace is
-    ``document`` and which ``replay`` (a command line) re-runs."""
+    ``document`` and which ``replay`` (a command line) re-runs; ``details``: header
+    fields the trace does not record (``seed``, ``shortened_by``, ``bound``)."""
     suite = target.suite
     report = Report(
         document=document,
@@ -31,5 +33,6 @@ def html_report(
         replay=replay,
         safety=tuple(i.name for i in suite.safety),
         liveness=tuple(i.name for i in suite.liveness),
+        details=dict(details or {}),
     )
     return render_page(report)

@@ -25,7 +25,7 @@ from txcheck.report.diagram import sequence_svg
 from txcheck.report.markup import compact, script_json, text
 from txcheck.report.steps import StepView
 
-__all__ = ["GENERATOR", "Report", "render_page"]
+__all__ = ["GENERATOR", "Report", "html_document", "render_page"]
 
 GENERATOR = '<meta name="generator" content="txcheck report">'
 """Marks a file as a txcheck report (``--html`` replaces such a file without ``--force``)."""
@@ -61,6 +61,8 @@ table.steps th,table.steps td{vertical-align:top;text-align:left}
 table.steps tr.dev{background:#fff4d6}table.steps tr.fails{background:#fde2e2}
 table.steps tr.break{background:#f9b3b3}table.steps tr:target{outline:2px solid #2f6fdf}
 table.diff{border-collapse:collapse}table.diff td{border:none;padding:0 .5em 0 0}
+svg.chart text{font:11px ui-monospace,monospace}svg.chart rect{fill:#5b8bd6}
+svg.chart .unexercised rect{fill:#d65b5b}
 .op-add .op{color:#146c14}.op-remove .op{color:#a40000}.op-change .op{color:#7a5d00}
 """.strip()
 
@@ -93,10 +95,13 @@ class Report:
     liveness: tuple[str, ...] = ()
     """The invariants checked when the run ends."""
     title: str = ""
+    details: Mapping[str, str] = attrs.field(factory=dict)
+    """Header fields the trace does not record (``seed``, ``shortened_by``, ``bound``),
+    when the command that found the run knows them."""
 
 
-def _recorded(document: Mapping[str, Any], key: str) -> str:
-    value = document.get(key)
+def _recorded(report: Report, key: str) -> str:
+    value = report.details.get(key, report.document.get(key))
     return "not recorded in the trace" if value is None else text(value)
 
 
@@ -146,10 +151,10 @@ def _header(report: Report) -> list[str]:
     out += [
         f'<dt>Policy</dt><dd id="policy">{text(report.policy)}</dd>',
         f"<dt>Contract</dt><dd>{_contract(document)}</dd>",
-        f"<dt>Engine</dt><dd>{_recorded(document, 'engine')}</dd>",
-        f"<dt>Shortened by</dt><dd>{_recorded(document, 'shortened_by')}</dd>",
-        f"<dt>Seed</dt><dd>{_recorded(document, 'seed')}</dd>",
-        f"<dt>Bound</dt><dd>{_recorded(document, 'bound')}</dd>",
+        f"<dt>Engine</dt><dd>{_recorded(report, 'engine')}</dd>",
+        f"<dt>Shortened by</dt><dd>{_recorded(report, 'shortened_by')}</dd>",
+        f"<dt>Seed</dt><dd>{_recorded(report, 'seed')}</dd>",
+        f"<dt>Bound</dt><dd>{_recorded(report, 'bound')}</dd>",
         f"<dt>Run</dt><dd>{len(execution.steps)} steps, {execution.deviations} deviation"
         f"{'' if execution.deviations == 1 else 's'} from the default schedule</dd>",
         f"<dt>Checked after every step</dt><dd>{text(', '.join(report.safety)) or 'none'}</dd>",
@@ -248,15 +253,7 @@ def render_page(report: Report) -> str:
         quiescence=quiescence,
     )
     title = report.title or f"txcheck report: policy {report.policy}"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="referrer" content="no-referrer">',
-        GENERATOR,
-        f"<title>{text(title, 200)}</title>",
-        f"<style>{STYLE}</style>",
-        "</head><body>",
+    body = [
         *_header(report),
         "<h2>Sequence diagram</h2>",
         "<p>One row per step; * marks a deviation from the default schedule; a dashed "
@@ -271,6 +268,23 @@ def render_page(report: Report) -> str:
         '<script type="application/json" id="txcheck-trace">'
         + script_json(dict(report.document))
         + "</script>",
+    ]
+    return html_document(title, body)
+
+
+def html_document(title: str, body: Sequence[str]) -> str:
+    """A whole page around ``body`` (trusted markup): the policy, the style, the title
+    (escaped here)."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="referrer" content="no-referrer">',
+        GENERATOR,
+        f"<title>{text(title, 200)}</title>",
+        f"<style>{STYLE}</style>",
+        "</head><body>",
+        *body,
         "</body></html>",
         "",
     ]
