@@ -38,7 +38,8 @@ class StepView:
     diff: tuple[Mapping[str, Any], ...]
     """``json_diff`` of the world before and after the step (JSON Pointer paths)."""
     parts: tuple[tuple[str, Any], ...]
-    """The parts of ``PARTS`` this step changed, by label, as they are after it."""
+    """The parts of ``PARTS`` this step changed, by label, as they are after it (of an
+    object, the entries that changed)."""
     failures: tuple[str, ...] = ()
     """The invariants that failed after this step."""
 
@@ -63,16 +64,45 @@ def step_views(execution: Execution, target: Target) -> tuple[StepView, ...]:
     for step in steps:
         run.apply(step.choice, deviation=step.deviation, kind=step.kind)
         after = run.world.snapshot()
-        parts = tuple(
-            (label, after.get(key)) for key, label in PARTS if before.get(key) != after.get(key)
-        )
         views.append(
             StepView(
                 step=step,
-                diff=tuple(json_diff(before, after)),
-                parts=parts,
+                diff=tuple(_diff(before, after)),
+                parts=_changed_parts(before, after),
                 failures=tuple(failed.get(step.index, ())),
             )
         )
         before = after
     return tuple(views)
+
+
+def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``json_diff(before, after)``, walking only the top-level parts that changed (the
+    same entries, in the same order: ``json_diff`` sorts keys as strings)."""
+    changes: list[dict[str, Any]] = []
+    for key in sorted(set(before) | set(after), key=str):
+        old, new = before.get(key, _MISSING), after.get(key, _MISSING)
+        if old is _MISSING or new is _MISSING or old != new or type(old) is not type(new):
+            sides = [{key: v} if v is not _MISSING else {} for v in (old, new)]
+            changes += json_diff(sides[0], sides[1])
+    return changes
+
+
+_MISSING = object()
+
+
+def _changed_parts(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[tuple[str, Any], ...]:
+    """The parts of ``PARTS`` the step changed, as they are after it; of a part that is an
+    object, only its entries that changed (one journal, one idempotency record), so a
+    long run does not repeat every journal at every step."""
+    parts = []
+    for key, label in PARTS:
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            new = {k: v for k, v in sorted(new.items()) if old.get(k, _MISSING) != v}
+        parts.append((label, new))
+    return tuple(parts)
