@@ -310,3 +310,57 @@ def test_replay_html_out_reports_the_run_under_another_policy(
     assert dom.find_all("h1")[0].text() == "Policy guarded passes this trace"
     assert shlex.split(dom.by_id("replay").text())[-2:] == ["--policy", "guarded"]
     assert not dom.find_all("g", "break")
+
+
+# -- --policy OTHER -------------------------------------------------------------------------
+
+
+def _ids(dom: Node) -> list[str]:
+    return [str(n.attrs["id"]) for n in dom.walk() if "id" in n.attrs]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ids_are_unique_and_every_fragment_link_lands(kind: str, pages: dict[str, str]) -> None:
+    dom = parse(pages[kind])
+    ids = _ids(dom)
+    assert len(ids) == len(set(ids))
+    for link in dom.find_all("a"):
+        assert str(link.attrs["href"]).removeprefix("#") in ids
+
+
+def test_report_policy_other_shows_both_runs_and_where_they_part(
+    traces: dict[str, Path], tmp_path: Path
+) -> None:
+    page = tmp_path / "compare.html"
+    argv = ["report", str(traces["naive"]), "--html", str(page), "--policy", "guarded"]
+    assert main(argv) == 0
+    dom = parse(page.read_text(encoding="utf-8"))
+    ids = _ids(dom)
+    assert len(ids) == len(set(ids))
+    for link in dom.find_all("a"):
+        assert str(link.attrs["href"]).removeprefix("#") in ids
+    section = dom.by_id("comparison")
+    assert section.text() == "Comparison: policy guarded"
+    (table,) = dom.find_all("table", "comparison")
+    (part,) = table.find_all("tr", "part")
+    assert part.attrs["id"] == "cmp-0"  # guarded reads its journal first: they part at once
+    rows = table.find_all("tr", "step")
+    assert all("parted" in r.classes for r in rows[:-1])
+    guarded_rows = [g for g in dom.find_all("g", "step") if g.attrs["id"].startswith("cmp-d-")]
+    assert len(guarded_rows) > len(load_trace(traces["naive"]).document["steps"])
+    assert "no invariant failed" in dom.text()
+    # the page's own run is still the recorded one
+    assert dom.by_id("policy").text() == "naive"
+    assert dom.find_all("g", "break")[0].attrs["id"] == "d-end"
+
+
+def test_report_policy_same_shows_runs_that_never_part(
+    traces: dict[str, Path], tmp_path: Path
+) -> None:
+    page = tmp_path / "same.html"
+    argv = ["report", str(traces["crash"]), "--html", str(page), "--policy", "naive"]
+    assert main(argv) == 0
+    dom = parse(page.read_text(encoding="utf-8"))
+    (table,) = dom.find_all("table", "comparison")
+    assert not table.find_all("tr", "parted")
+    assert "The runs are the same step for step." in dom.text()

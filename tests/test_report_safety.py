@@ -33,6 +33,7 @@ from txcheck.models.policies import builtin_policy
 from txcheck.models.proposal_parser import parse_proposal
 from txcheck.models.runner import Step
 from txcheck.report.build import html_report
+from txcheck.report.compare import comparison_section
 from txcheck.report.diagram import sequence_svg
 from txcheck.report.markup import script_json
 from txcheck.traces.document import trace_of
@@ -49,10 +50,10 @@ KINDS = sorted(STRINGS)
 
 ALLOWED_TAGS = frozenset(
     {
-        "#document", "html", "head", "meta", "title", "style", "body", "h1", "h2", "h4",
+        "#document", "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4",
         "p", "dl", "dt", "dd", "ul", "li", "strong", "a", "code", "pre", "div", "table",
         "thead", "tbody", "tr", "th", "td", "details", "summary", "script", "svg", "g",
-        "rect", "text", "line", "path", "polygon", "circle",
+        "rect", "text", "line", "path", "polygon", "circle", "span",
     }
 )  # fmt: skip
 _BAD_TEXT = ("<img", "<svg onload", "</script><script", "\u202e", "\u200b")
@@ -127,6 +128,19 @@ def test_hostile_actor_and_tool_names_in_the_diagram_stay_text(kind: str) -> Non
     lanes = [g.attrs["data-lane"] for g in dom.find_all("g", "lifeline")]
     assert lanes.count(escape_controls(h)) == 2  # the actor's and the tool's, as text
     assert len(dom.find_all("g", "step")) == 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hostile_text_in_the_comparison_stays_text(kind: str) -> None:
+    h = STRINGS[kind]
+    plan = parse_proposal(_chat(_checkout(h)), source="hostile")
+    lost = Deviation(action="complete", outcome="lost_response_after_commit", tool="charge_payment")
+    runs = [
+        execute(Target(policy=builtin_policy(p), policy_name=h), [plan], chooser=Deviations([lost]))
+        for p in ("naive", "guarded")
+    ]
+    section = comparison_section(runs[0], runs[1], policy=h, recorded_policy=h, faults=(1, 1))
+    assert_inert("".join(section))
 
 
 def test_embedded_json_cannot_end_its_element_and_parses_back() -> None:

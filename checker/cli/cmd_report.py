@@ -6,7 +6,8 @@ trace that is not the run it records is refused (exit 2), as ``replay`` refuses 
 page (``txcheck.report``) is written whole, atomically, to a path checked before any work
 (a folder, a device, a pipe or a socket never; a symbolic link or a file that is not a
 txcheck report only with ``--force``). Exit 0 when the report is written, 2 on bad input,
-3 when the trace records nothing to show.
+3 when the trace records nothing to show. ``--policy OTHER`` adds the same trace replayed
+under OTHER, side by side with the recorded run (``txcheck.report.compare``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,33 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="import the policy, services and invariants the trace names",
     )
-    parser.set_defaults(run=run, policy=None)
+    parser.add_argument(
+        "--policy",
+        metavar="OTHER",
+        help="also replay the trace under this policy and show both runs side by side",
+    )
+    parser.set_defaults(run=run)
+
+
+def _comparison(trace: Any, recorded: Any, other: Any) -> list[str]:
+    """The comparison section: ``trace`` replayed under the ``other`` target, as ``replay
+    --policy`` does (the recorded choices, else the recorded faults in its own run)."""
+    from txcheck.report.compare import comparison_section
+    from txcheck.traces.replaying import replay_exact, replay_faults
+
+    execution = replay_exact(trace, other)
+    faults = None
+    if execution.divergence is not None and not execution.failures and execution.error is None:
+        translated = replay_faults(trace, other)
+        execution = translated.execution
+        faults = (translated.faults - translated.unplaced, translated.faults)
+    return comparison_section(
+        recorded,
+        execution,
+        policy=other.policy_name,
+        recorded_policy=trace.policy,
+        faults=faults,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INCONCLUSIVE
+    other_policy = args.policy
+    args.policy = None  # the page's run is the recorded one, under the recorded policy
     target = trusted_target(trace, args)
     execution = replay_exact(trace, target)
     difference = first_difference(trace, execution)
@@ -87,7 +116,13 @@ def run(args: argparse.Namespace) -> int:
     command = replay_command(
         args.trace, policy=trace.policy, services=trace.services, invariants=trace.invariants
     )
-    page = html_report(execution, target=target, document=trace.document, replay=command)
+    sections: list[str] = []
+    if other_policy is not None:
+        args.policy = other_policy
+        sections = _comparison(trace, execution, trusted_target(trace, args))
+    page = html_report(
+        execution, target=target, document=trace.document, replay=command, sections=sections
+    )
     write_report(page, args.html, force=args.force)
     print(f"Report written to {one_line(args.html, None)}")
     return EXIT_OK

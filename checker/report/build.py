@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from txcheck.exploration.session import Execution
@@ -20,10 +20,12 @@ def html_report(
     document: Mapping[str, Any],
     replay: str,
     details: Mapping[str, str] | None = None,
+    sections: Sequence[str] = (),
 ) -> str:
     """The report page of ``execution`` (a run of ``target``), whose trace is
     ``document`` and which ``replay`` (a command line) re-runs; ``details``: header
-    fields the trace does not record (``seed``, ``shortened_by``, ``bound``)."""
+    fields the trace does not record (``seed``, ``shortened_by``, ``bound``);
+    ``sections``: more of the page (``txcheck.report.compare``)."""
     suite = target.suite
     report = Report(
         document=document,
@@ -34,5 +36,6 @@ def html_report(
         safety=tuple(i.name for i in suite.safety),
         liveness=tuple(i.name for i in suite.liveness),
         details=dict(details or {}),
+        sections=tuple(sections),
     )
     return render_page(report)

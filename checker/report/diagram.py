@@ -282,9 +282,13 @@ def sequence_svg(
     breaking: int | None = None,
     failing: Sequence[int] = (),
     quiescence: bool = False,
+    ids: str = "d-",
+    links: str = "step-",
 ) -> str:
     """The diagram as an ``<svg>`` element: ``breaking`` is the step the report leads
-    with (None with ``quiescence``: the failure is at the end of the run, a last row)."""
+    with (None with ``quiescence``: the failure is at the end of the run, a last row).
+    Row N has the id ``{ids}N`` and links to ``#{links}N`` (a second diagram on the same
+    page takes other prefixes)."""
     lanes = lanes_of(steps, instances)
     rows = rows_of(steps)
     count = len(rows) + (1 if quiescence else 0)
@@ -316,8 +320,8 @@ def sequence_svg(
         x1, x2 = _x(lanes, row.source), _x(lanes, row.target)
         label_x = min(x1, x2) + 10 if x1 != x2 else x1 + 30
         parts = [
-            f'<g class="{" ".join(["step", *classes])}" id="d-{row.index}" '
-            f'data-step="{row.index}"><a href="#step-{row.index}">'
+            f'<g class="{" ".join(["step", *classes])}" id="{ids}{row.index}" '
+            f'data-step="{row.index}"><a href="#{links}{row.index}">'
             f"<title>step {row.index}: {text(row.label)}</title>",
             f'<rect class="band" x="0" y="{y - ROW // 2}" width="{width}" height="{ROW}"/>',
             f'<text class="index" x="6" y="{y + 4}">{row.index}{"*" if "dev" in classes else ""}'
@@ -334,7 +338,7 @@ def sequence_svg(
         y = TOP + len(rows) * ROW
         end_classes = "step quiescence" + (" break" if breaking is None else "")
         out.append(
-            f'<g class="{end_classes}" id="d-end"><a href="#step-end">'
+            f'<g class="{end_classes}" id="{ids}end"><a href="#{links}end">'
             f'<rect class="band" x="0" y="{y - ROW // 2}" width="{width}" height="{ROW}"/>'
             f'<text class="label" x="{LEFT}" y="{y + 4}">quiescence: the run ends here'
             "</text></a></g>"

@@ -63,6 +63,7 @@ table.steps tr.break{background:#f9b3b3}table.steps tr:target{outline:2px solid 
 table.diff{border-collapse:collapse}table.diff td{border:none;padding:0 .5em 0 0}
 svg.chart text{font:11px ui-monospace,monospace}svg.chart rect{fill:#5b8bd6}
 svg.chart .unexercised rect{fill:#d65b5b}
+table.comparison tr.parted{background:#f3f3f3}table.comparison tr.part{background:#f9b3b3}
 .op-add .op{color:#146c14}.op-remove .op{color:#a40000}.op-change .op{color:#7a5d00}
 """.strip()
 
@@ -98,6 +99,9 @@ class Report:
     details: Mapping[str, str] = attrs.field(factory=dict)
     """Header fields the trace does not record (``seed``, ``shortened_by``, ``bound``),
     when the command that found the run knows them."""
+    sections: tuple[str, ...] = ()
+    """More of the page (trusted markup, its data escaped), before the trace: the
+    comparison with another policy."""
 
 
 def _recorded(report: Report, key: str) -> str:
@@ -262,6 +266,7 @@ def render_page(report: Report) -> str:
         f'<div class="figure">{svg}</div>',
         "<h2>Steps</h2>",
         *_steps_table(report, breaking),
+        *report.sections,
         "<h2>Trace</h2>",
         "<p>The trace this report was made from is embedded in this file as JSON "
         "(the element with id <code>txcheck-trace</code>).</p>",
