@@ -18,6 +18,9 @@ from report_dom import Node, parse
 from report_traces import KINDS, PLAN_FILE, write
 
 from txcheck.cli import main
+from txcheck.models.choices import Choice
+from txcheck.models.runner import Step
+from txcheck.report.diagram import sequence_svg
 from txcheck.traces.document import content_digest, load_trace
 
 
@@ -364,3 +367,76 @@ def test_report_policy_same_shows_runs_that_never_part(
     (table,) = dom.find_all("table", "comparison")
     assert not table.find_all("tr", "parted")
     assert "The runs are the same step for step." in dom.text()
+
+
+# -- what each deviation draws --------------------------------------------------------------
+
+
+def test_every_kind_of_deviation_has_its_mark() -> None:
+    """Rows for a timeout before commit, a transient error, a clock jump and a crash of an
+    orchestrator followed by its restart (a unit test of the diagram: the three traces
+    above hold no jump and no timeout)."""
+    call = {"kind": "Invoke", "tool": "charge_payment", "call": "call_3"}
+    steps = [
+        Step(index=0, choice=Choice("orchestrator-1", "step"), request=call),
+        Step(
+            index=1,
+            choice=Choice("orchestrator-1", "complete", "timeout_before_commit"),
+            deviation=True,
+            request=call,
+            observed={"status": "timeout", "code": "timeout"},
+        ),
+        Step(index=2, choice=Choice("clock", "jump"), deviation=True, observed={"clock": 41}),
+        Step(index=3, choice=Choice("orchestrator-1", "step"), request=call),
+        Step(
+            index=4,
+            choice=Choice("orchestrator-1", "complete", "transient_error"),
+            deviation=True,
+            request=call,
+            observed={"status": "error", "code": "unavailable"},
+        ),
+        Step(index=5, choice=Choice("orchestrator-1", "crash"), deviation=True),
+        Step(index=6, choice=Choice("orchestrator-1", "step"), request={"kind": "JournalRead"}),
+    ]
+    dom = parse(sequence_svg(steps, instances=("orchestrator-1",), breaking=4))
+    rows = {g.attrs["id"]: g for g in dom.find_all("g", "step")}
+    assert rows["d-1"].classes >= {"dev", "answer", "unknown"}
+    assert (
+        rows["d-1"].find_all("line", "dashed") and "timeout (not committed)" in rows["d-1"].text()
+    )
+    assert rows["d-2"].classes >= {"dev", "jump"} and rows["d-2"].find_all("circle", "jump-mark")
+    assert "clock jump to 41" in rows["d-2"].text()
+    assert rows["d-4"].classes >= {"dev", "error", "break"}
+    assert not rows["d-4"].find_all("line", "dashed")  # an error is an answer the actor got
+    assert rows["d-5"].classes >= {"crash"} and rows["d-5"].find_all("path", "x")
+    assert rows["d-6"].classes >= {"restart"} and rows["d-6"].find_all("rect", "activation")
+    lanes = [g.attrs["data-lane"] for g in dom.find_all("g", "lifeline")]
+    assert lanes == ["orchestrator-1", "journal", "charge_payment", "clock"]
+
+
+def test_a_trace_naming_a_policy_that_is_not_built_in_is_refused_unless_trusted(
+    traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads(traces["naive"].read_text())
+    document["policy"] = "evil_module_27:Policy"
+    document["digest"] = content_digest(document)
+    trace = tmp_path / "foreign.json"
+    trace.write_text(json.dumps(document))
+    out = tmp_path / "out.html"
+    assert main(["report", str(trace), "--html", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--trust-trace" in err
+    assert not out.exists()
+
+
+def test_a_trace_with_nothing_to_show_is_inconclusive(
+    traces: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads(traces["naive"].read_text())
+    document.update(plan=None, plans=[], steps=[], violations=[])
+    document["digest"] = content_digest(document)
+    trace = tmp_path / "empty.json"
+    trace.write_text(json.dumps(document))
+    assert main(["report", str(trace), "--html", str(tmp_path / "out.html")]) == 3
+    assert "inconclusive" in capsys.readouterr().err
+    assert not (tmp_path / "out.html").exists()
