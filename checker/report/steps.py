@@ -9,6 +9,7 @@ are kept for a step only where that step changed them, so a long run stays small
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,13 +83,23 @@ def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str,
     changes: list[dict[str, Any]] = []
     for key in sorted(set(before) | set(after), key=str):
         old, new = before.get(key, _MISSING), after.get(key, _MISSING)
-        if old is _MISSING or new is _MISSING or old != new or type(old) is not type(new):
+        if old is _MISSING or new is _MISSING or not _same(old, new):
             sides = [{key: v} if v is not _MISSING else {} for v in (old, new)]
             changes += json_diff(sides[0], sides[1])
     return changes
 
 
 _MISSING = object()
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal as JSON: Python's ``==`` takes ``True`` for ``1``, JSON (and ``json_diff``)
+    does not, so equal values are compared once more as canonical text."""
+    if old != new:
+        return False
+    return json.dumps(old, sort_keys=True, default=str) == json.dumps(
+        new, sort_keys=True, default=str
+    )
 
 
 def _changed_parts(
