@@ -19,9 +19,14 @@ from report_traces import KINDS, PLAN_FILE, write
 
 from txcheck.cli import main
 from txcheck.models.choices import Choice
+from txcheck.models.policies import builtin_policy
 from txcheck.models.runner import Step
+from txcheck.report import steps as steps_module
 from txcheck.report.diagram import sequence_svg
-from txcheck.traces.document import content_digest, load_trace
+from txcheck.report.steps import step_views
+from txcheck.traces.document import content_digest, load_trace, target_of
+from txcheck.traces.json_diff import json_diff
+from txcheck.traces.replaying import replay_exact
 
 
 @pytest.fixture(scope="module")
@@ -440,3 +445,33 @@ def test_a_trace_with_nothing_to_show_is_inconclusive(
     assert main(["report", str(trace), "--html", str(tmp_path / "out.html")]) == 3
     assert "inconclusive" in capsys.readouterr().err
     assert not (tmp_path / "out.html").exists()
+
+
+# -- the diffs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_step_diff_is_the_json_diff_of_whole_snapshots(
+    kind: str, traces: dict[str, Path]
+) -> None:
+    """The report diffs only the parts whose JSON changed: it must still be exactly
+    ``json_diff`` of the whole world before and after each step."""
+    trace = load_trace(traces[kind])
+    target = target_of(trace, builtin_policy(trace.policy), policy_name=trace.policy)
+    execution = replay_exact(trace, target)
+    views = step_views(execution, target)
+    run = target.run(execution.plans)
+    before = run.world.snapshot()
+    for step, view in zip(execution.steps, views, strict=True):
+        run.apply(step.choice, deviation=step.deviation, kind=step.kind)
+        after = run.world.snapshot()
+        assert list(view.diff) == json_diff(before, after), step.index
+        before = after
+
+
+def test_a_change_python_calls_equal_is_still_a_change() -> None:
+    """``1 == True`` in Python, not in JSON: such a change deep in a part is shown."""
+    before = {"outbox": [{"published": 1}], "clock": 0}
+    after = {"outbox": [{"published": True}], "clock": 0}
+    texts = [steps_module._texts(side) for side in (before, after)]
+    assert steps_module._diff(before, after, *texts) == json_diff(before, after) != []

@@ -61,45 +61,49 @@ def step_views(execution: Execution, target: Target) -> tuple[StepView, ...]:
         )
     run = target.run(execution.plans)
     before = run.world.snapshot()
+    before_text = _texts(before)
     views = []
     for step in steps:
         run.apply(step.choice, deviation=step.deviation, kind=step.kind)
         after = run.world.snapshot()
+        after_text = _texts(after)
         views.append(
             StepView(
                 step=step,
-                diff=tuple(_diff(before, after)),
+                diff=tuple(_diff(before, after, before_text, after_text)),
                 parts=_changed_parts(before, after),
                 failures=tuple(failed.get(step.index, ())),
             )
         )
-        before = after
+        before, before_text = after, after_text
     return tuple(views)
 
 
-def _diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``json_diff(before, after)``, walking only the top-level parts that changed (the
-    same entries, in the same order: ``json_diff`` sorts keys as strings)."""
+def _texts(snapshot: Mapping[str, Any]) -> dict[str, str]:
+    """Each top-level part as JSON text: equal text is an equal part (``==`` would take
+    ``True`` for ``1``, which JSON and ``json_diff`` do not)."""
+    return {key: json.dumps(value, default=str) for key, value in snapshot.items()}
+
+
+def _diff(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    before_text: Mapping[str, str],
+    after_text: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """``json_diff(before, after)``, walking only the top-level parts whose JSON text
+    changed (the same entries, in the same order: ``json_diff`` sorts keys as strings; a
+    part only rebuilt in another key order is walked and gives nothing)."""
     changes: list[dict[str, Any]] = []
     for key in sorted(set(before) | set(after), key=str):
-        old, new = before.get(key, _MISSING), after.get(key, _MISSING)
-        if old is _MISSING or new is _MISSING or not _same(old, new):
-            sides = [{key: v} if v is not _MISSING else {} for v in (old, new)]
-            changes += json_diff(sides[0], sides[1])
+        if before_text.get(key) == after_text.get(key):
+            continue
+        sides = [{key: side[key]} if key in side else {} for side in (before, after)]
+        changes += json_diff(sides[0], sides[1])
     return changes
 
 
 _MISSING = object()
-
-
-def _same(old: Any, new: Any) -> bool:
-    """Equal as JSON: Python's ``==`` takes ``True`` for ``1``, JSON (and ``json_diff``)
-    does not, so equal values are compared once more as canonical text."""
-    if old != new:
-        return False
-    return json.dumps(old, sort_keys=True, default=str) == json.dumps(
-        new, sort_keys=True, default=str
-    )
 
 
 def _changed_parts(
