@@ -55,6 +55,7 @@ COMMANDS: tuple[str, ...] = (
     "scenarios",
     "explore",
     "replay",
+    "report",
     "import",
 )
 
@@ -103,6 +104,7 @@ SUMMARIES: dict[str, str] = {
     "scenarios": "the 14 named scenarios and 5 positive controls, with result files",
     "explore": "search a policy for a counterexample and shrink it",
     "replay": "re-execute a saved trace",
+    "report": "write a trace as a self-contained HTML report",
     "import": "turn benchmark data (BFCL, tau2-bench) into txcheck cases",
 }
 """Each command's one-line help, for the commands whose module is not loaded
@@ -140,7 +142,7 @@ def _chosen(argv: Sequence[str]) -> str:
     return ""
 
 
-SEARCHING: frozenset[str] = frozenset({"explore", "evaluate", "scenarios", "replay"})
+SEARCHING: frozenset[str] = frozenset({"explore", "evaluate", "scenarios", "replay", "report"})
 """Commands that may run Hypothesis: its files go under ``HYPOTHESIS_HOME``."""
 HYPOTHESIS_HOME = ".txcheck/hypothesis"
 """Where Hypothesis keeps its own files (its Unicode and constants caches), relative to

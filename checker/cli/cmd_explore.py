@@ -47,6 +47,7 @@ from txcheck.models.contract_loader import default_contract, load_contract
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.fixture import WorldFixture, default_fixture, load_world
 from txcheck.models.proposal_parser import load_proposal
+from txcheck.report.output import check_report_path
 from txcheck.traces.document import check_writable, trace_of, write_trace
 from txcheck.traces.replaying import rerun_difference
 from txcheck.traces.repro import python_reproduction
@@ -114,7 +115,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="replace an existing --trace-out file even when it is not a txcheck trace",
+        help="replace an existing --trace-out (or --html-out) file even when it is not a "
+        "txcheck trace (report)",
+    )
+    parser.add_argument(
+        "--html-out",
+        metavar="FILE",
+        help="also write an HTML report: the counterexample, or the coverage of a pass",
     )
     parser.add_argument(
         "--policy-timeout",
@@ -271,9 +278,61 @@ def _result_json(
     }
 
 
+def _write_html(
+    args: argparse.Namespace,
+    target: Target,
+    result: ExploreResult,
+    verdict: ExploreVerdict,
+    *,
+    code: UserCode,
+    trace_written: bool,
+) -> InputError | None:
+    """Write ``--html-out``: the counterexample's report, else the coverage page. A
+    failure is returned, to be reported after the whole report (as the trace's is)."""
+    from txcheck.cli.render_trace import replay_command
+    from txcheck.report.build import html_report
+    from txcheck.report.coverage import coverage_page
+    from txcheck.report.output import write_report
+
+    found = result.counterexample
+    if found is None:
+        page = coverage_page(target.policy_name, result, verdict)
+    else:
+        document = trace_of(
+            found.execution,
+            policy=target.policy_name,
+            contract=target.contract,
+            fixture=target.fixture,
+            plans=found.plans,
+            extra={"engine": found.found_by, **code.record()},
+        )
+        command = replay_command(
+            args.trace_out if trace_written else "TRACE.json",
+            policy=target.policy_name,
+            services=code.service_specs,
+            invariants=code.invariant_specs,
+        )
+        details = {
+            "bound": verdict.bound,
+            "seed": "none (not a seeded run)" if args.seed is None else str(args.seed),
+            "shortened_by": found.shortened_by or "nothing (reported as found)",
+        }
+        page = html_report(
+            found.execution, target=target, document=document, replay=command, details=details
+        )
+    try:
+        write_report(page, args.html_out, force=args.force, option="--html-out")
+    except (OSError, InputError) as error:
+        problem = error.problem if isinstance(error, InputError) else error.strerror or error
+        return InputError(f"cannot write the report: {problem}", source=args.html_out)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     forget_warnings()  # this command warns once about its example database
     check_writable(args.trace_out, force=args.force)  # before the search, not after it
+    if args.html_out is not None:
+        check_report_path(args.html_out, force=args.force, option="--html-out")
     loaded = load_policy(args.policy, timeout=args.policy_timeout)
     code = user_code(args)
     target = _target(args, loaded, code)
@@ -306,6 +365,7 @@ def run(args: argparse.Namespace) -> int:
     found = result.counterexample
     console = report_console()
     unwritten: InputError | None = None
+    html_unwritten: InputError | None = None
     if found is not None:
         document = trace_of(
             found.execution,
@@ -342,6 +402,10 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 crop=False,  # the replay command and the Python are whole, never cut
             )
+    if args.html_out is not None:
+        html_unwritten = _write_html(
+            args, target, result, verdict, code=code, trace_written=not unwritten
+        )
     if args.json:
         trace = None if unwritten else args.trace_out
         document = _result_json(
@@ -360,12 +424,16 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         kept = " (the best counterexample so far is above)" if found is not None else ""
         print(f"txcheck explore: interrupted{kept}", file=sys.stderr)
-        if unwritten is not None:
-            print(f"txcheck explore: error: {unwritten}", file=sys.stderr)
+        for failed in (unwritten, html_unwritten):
+            if failed is not None:
+                print(f"txcheck explore: error: {failed}", file=sys.stderr)
         return stopping.code
     if unwritten is not None:
         sys.stdout.flush()
         raise unwritten
+    if html_unwritten is not None:
+        sys.stdout.flush()
+        raise html_unwritten
     if found is not None and verdict.outcome == "counterexample" and not found.execution.hung:
         drift = rerun_difference(target, found.execution)
         if drift is not None:  # its trace would not replay: not a counterexample to trust

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -26,25 +27,21 @@ from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import positive_seconds
-from txcheck.cli.render_trace import counterexample_report, report_console
+from txcheck.cli.render_trace import counterexample_report, replay_command, report_console
+from txcheck.cli.replay_target import trusted_target
 from txcheck.cli.safe_text import one_line
-from txcheck.cli.user_code import add_user_code_options, select_invariants
+from txcheck.cli.user_code import add_user_code_options
 from txcheck.exploration.loading import (
     DEFAULT_POLICY_TIMEOUT,
-    load_invariants,
     load_policy,
-    load_services,
 )
 from txcheck.exploration.session import Execution
 from txcheck.exploration.target import Target
-from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.canonical import printable_json
-from txcheck.models.checkout import CHECKOUT
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.traces.document import Trace, load_trace, target_of
 from txcheck.traces.replaying import (
     Translated,
-    check_trust,
     first_difference,
     replay_exact,
     replay_faults,
@@ -82,6 +79,14 @@ def register(subparsers: Any) -> None:
         help="import the policy, services and invariants the trace names",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--html-out", metavar="FILE", help="also write the replayed run as an HTML report"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --html-out file even when it is not a txcheck report",
+    )
     parser.set_defaults(run=run)
 
 
@@ -230,7 +235,29 @@ def _exercises_nothing(trace: Trace) -> bool:
     return not trace.choices and not any(plan.calls for plan in trace.plans)
 
 
+def _write_html(args: argparse.Namespace, trace: Trace, report: ReplayReport) -> None:
+    """``--html-out``: the run the verdict rests on, as an HTML report."""
+    from txcheck.report.build import html_report
+    from txcheck.report.output import write_report
+
+    command = replay_command(
+        args.trace, policy=trace.policy, services=trace.services, invariants=trace.invariants
+    )
+    if args.policy is not None and args.policy != trace.policy:
+        command += " --policy " + shlex.quote(args.policy)
+    page = html_report(report.final, target=report.target, document=trace.document, replay=command)
+    try:
+        write_report(page, args.html_out, force=args.force, option="--html-out")
+    except OSError as error:
+        problem = error.strerror or error
+        raise InputError(f"cannot write the report: {problem}", source=args.html_out) from None
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.html_out is not None:
+        from txcheck.report.output import check_report_path
+
+        check_report_path(args.html_out, force=args.force, option="--html-out")
     trace = load_trace(args.trace)
     if _exercises_nothing(trace):  # never "passes this trace": nothing was checked
         shown = one_line(args.trace, None)
@@ -240,29 +267,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INCONCLUSIVE
-    check_trust(
-        trace,
-        policy=args.policy,
-        services=args.services,
-        invariants=args.invariants,
-        trust=args.trust_trace,
-        source=args.trace,
-    )
+    target = trusted_target(trace, args)
     policy = args.policy or trace.policy
-    loaded = load_policy(policy, timeout=args.policy_timeout)
-    services = args.services or (list(trace.services) if args.trust_trace else [])
-    invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
-    only = args.invariants_only or list(trace.invariants_only)  # names are data: no trust
-    skipped = args.skip_invariant or list(trace.skip_invariants)
-    timeout = args.policy_timeout
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants, timeout=timeout))
-    target = target_of(
-        trace,
-        loaded.policy,
-        policy_name=loaded.spec,
-        services=(CHECKOUT, *load_services(services, timeout=timeout)),
-        invariants=select_invariants(checks, only, skipped),
-    )
     same_policy = args.policy is None or args.policy == trace.policy
     execution = replay_exact(trace, target)
     faults = None
@@ -289,6 +295,8 @@ def run(args: argparse.Namespace) -> int:
         report_console().print(report, crop=False)
     if difference is not None:
         raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)
+    if args.html_out is not None:
+        _write_html(args, trace, report)
     if final.error is not None:
         raise user_code_error(final.error_kind, final.error)
     return EXIT_FOUND if final.failures else EXIT_OK
