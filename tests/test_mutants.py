@@ -21,7 +21,7 @@ from txcheck.traces.document import load_trace, replay, target_of, translate_dev
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant
-from mutants.make_traces import policy_spec
+from mutants.make_traces import policy_spec, trace_text
 from mutants.shortest import PLANS, SHORTEST
 
 CONTRACT = default_contract()
@@ -68,6 +68,14 @@ def test_guarded_survives_each_mutant_s_shortest_run(mutant: Mutant) -> None:
         stop_at_first=False,
     )
     assert execution.failures == () and execution.quiesced
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_each_committed_trace_is_the_run_it_records(mutant: Mutant) -> None:
+    """The committed file is what make_traces.py writes now, byte for byte: a stale one
+    (the model moved on) is refused by ``txcheck replay`` as not the recorded run."""
+    committed = (TRACES / f"{mutant.name}.json").read_text(encoding="utf-8")
+    assert committed == trace_text(mutant), "run examples/mutants/make_traces.py"
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
