@@ -48,6 +48,11 @@ GAP = 130
 LEFT = 70
 TOP = 50
 ROW = 24
+LABEL = 48
+"""Characters of a step's label drawn beside its arrow (the whole label is its title)."""
+CHAR = 7
+"""Pixels a label character takes (11px monospace, rounded up): the diagram is as wide
+as its longest label, so none is cut at its right edge."""
 
 
 @attrs.frozen
@@ -275,6 +280,12 @@ def _glyph(kind: str, x: int, y: int) -> str:
     return f'<circle class="jump-mark" cx="{x}" cy="{y}" r="6"/>'
 
 
+def _label_x(lanes: Sequence[Lane], row: Row) -> int:
+    """Where ``row``'s label starts: beside its arrow, or right of a self-message."""
+    x1, x2 = _x(lanes, row.source), _x(lanes, row.target)
+    return min(x1, x2) + 10 if x1 != x2 else x1 + 30
+
+
 def sequence_svg(
     steps: Sequence[Step],
     *,
@@ -292,7 +303,10 @@ def sequence_svg(
     lanes = lanes_of(steps, instances)
     rows = rows_of(steps)
     count = len(rows) + (1 if quiescence else 0)
-    width = LEFT + max(len(lanes) - 1, 0) * GAP + 160
+    width = max(
+        [LEFT + max(len(lanes) - 1, 0) * GAP + 160]
+        + [_label_x(lanes, row) + CHAR * min(len(row.label), LABEL + 1) + 10 for row in rows]
+    )
     height = TOP + count * ROW + 20
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" '
@@ -318,7 +332,7 @@ def sequence_svg(
         elif row.index in failed:
             classes.append("fails")
         x1, x2 = _x(lanes, row.source), _x(lanes, row.target)
-        label_x = min(x1, x2) + 10 if x1 != x2 else x1 + 30
+        label_x = _label_x(lanes, row)
         parts = [
             f'<g class="{" ".join(["step", *classes])}" id="{ids}{row.index}" '
             f'data-step="{row.index}"><a href="#{links}{row.index}">'
@@ -331,7 +345,9 @@ def sequence_svg(
             parts.append(_glyph(row.glyph, x1, y))
         if row.glyph != "crash" and "jump" not in classes:
             parts += _arrow(x1, x2, y, dashed="unknown" in classes)
-        parts.append(f'<text class="label" x="{label_x}" y="{y - 3}">{text(row.label, 48)}</text>')
+        parts.append(
+            f'<text class="label" x="{label_x}" y="{y - 3}">{text(row.label, LABEL)}</text>'
+        )
         parts.append("</a></g>")
         out.append("".join(parts))
     if quiescence:

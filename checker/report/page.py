@@ -61,6 +61,8 @@ table.steps th,table.steps td{vertical-align:top;text-align:left}
 table.steps tr.dev{background:#fff4d6}table.steps tr.fails{background:#fde2e2}
 table.steps tr.break{background:#f9b3b3}table.steps tr:target{outline:2px solid #2f6fdf}
 table.diff{border-collapse:collapse}table.diff td{border:none;padding:0 .5em 0 0}
+table.diff td.path{white-space:nowrap}
+table.diff td.before,table.diff td.after{overflow-wrap:anywhere;min-width:12em}
 svg.chart text{font:11px ui-monospace,monospace}svg.chart rect{fill:#5b8bd6}
 svg.chart .unexercised rect{fill:#d65b5b}
 table.comparison tr.parted{background:#f3f3f3}table.comparison tr.part{background:#f9b3b3}
