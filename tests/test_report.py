@@ -291,6 +291,8 @@ def test_explore_html_out_on_a_pass_is_the_coverage(tmp_path: Path) -> None:
         cells = [td.text() for td in row.find_all("td")]
         assert cells[1] == "1 of 1" and int(cells[2].replace(",", "")) > 0
         assert "timeout_before_commit" in cells[5]
+        checks = [int(n.replace(",", "")) for n in cells[6].split() if n[0].isdigit()]
+        assert len(checks) == 2 and checks[0] > checks[1] > 0  # per plan set, not totals
     invariants = {tr.attrs.get("data-invariant") for tr in dom.find_all("tr")}
     assert {"no_double_charge", "consumer_effect_exactly_once"} <= invariants
     assert "exhaustive to 1 deviation" in dom.by_id("bound").text()

@@ -195,6 +195,10 @@ class PlanBound:
     expects_writes: bool = False
     problem: str = ""
     """The first violation of its plans (empty: valid), said when it committed nothing."""
+    safety_checks: int = 0
+    """States of its runs at which every safety invariant was checked."""
+    liveness_checks: int = 0
+    """Ends of its runs at which every liveness invariant was checked."""
 
     def unexercised(self) -> str | None:
         """Why no bound may be claimed for this plan set, or None: its plans should commit
@@ -224,6 +228,7 @@ class PlanBound:
             "runs": self.runs,
             "writes": self.writes,
             "faults": dict(sorted(self.faults.items())),
+            "checks": {"safety": self.safety_checks, "liveness": self.liveness_checks},
             "expects_writes": self.expects_writes,
             "problem": self.problem or None,
         }

@@ -185,6 +185,9 @@ class _PlanSearch:
         self.writes = 0
         self.faults: Counter[str] = Counter()
         """What this plan set's runs exercised: runs, writes (summed) and faults by kind."""
+        self.safety_checks = 0
+        self.liveness_checks = 0
+        """States at which its runs checked every safety invariant, ends every liveness one."""
         self.limit = target.bounds.max_faults
         self.max_steps = target.bounds.max_steps
         self.prune = prune
@@ -214,6 +217,8 @@ class _PlanSearch:
             runs=self.runs,
             writes=self.writes,
             faults=dict(self.faults),
+            safety_checks=self.safety_checks,
+            liveness_checks=self.liveness_checks,
             expects_writes=expects,
             problem=problem,
         )
@@ -326,6 +331,8 @@ class _PlanSearch:
             found = self._follow(session, deviations, bound, children)
         tally.session(session)
         self.writes += len(session.run.world.operations)
+        self.safety_checks += session.safety_checks
+        self.liveness_checks += session.liveness_checks
         tally.steps -= node.cut  # the replayed prefix was counted by the parent
         if children:
             taken = session.steps[node.cut :]

@@ -108,6 +108,8 @@ class _Done:
     runs: int
     writes: int
     faults: dict[str, int]
+    safety_checks: int
+    liveness_checks: int
 
 
 _built: list[tuple[object, Target]] = []
@@ -164,6 +166,8 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
         runs=search.runs,
         writes=search.writes,
         faults=dict(search.faults),
+        safety_checks=search.safety_checks,
+        liveness_checks=search.liveness_checks,
     )
 
 
@@ -192,6 +196,8 @@ class _Plan:
     runs: int = 0
     writes: int = 0
     faults: Counter[str] = attrs.field(factory=Counter)
+    safety_checks: int = 0
+    liveness_checks: int = 0
 
 
 class _Split:
@@ -349,6 +355,8 @@ class _Split:
         plan.runs += done.runs
         plan.writes += done.writes
         plan.faults.update(done.faults)
+        plan.safety_checks += done.safety_checks
+        plan.liveness_checks += done.liveness_checks
         if done.stopped == "spent":
             self._spent(chunk.plan_set, chunk.deviations)
             return
@@ -422,6 +430,8 @@ def search_split(
                 runs=p.runs,
                 writes=p.writes,
                 faults=dict(p.faults),
+                safety_checks=p.safety_checks,
+                liveness_checks=p.liveness_checks,
                 expects_writes=expected[0],
                 problem=expected[1],
             )

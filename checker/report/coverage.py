@@ -1,7 +1,8 @@
 """The coverage page of a passing (or inconclusive) explore: what the search exercised.
 
 Per plan set of the systematic search: the deviation bound it finished, its distinct
-states, runs, writes committed and faults injected by kind, and whether it was
+states, runs, writes committed, faults injected by kind, the states its runs checked
+every safety invariant at and the run ends every liveness one, and whether it was
 exercised at all; then the states each invariant was evaluated at, summed over the
 engines, and the invariants set apart as inapplicable. A small SVG bar chart draws the
 states per plan set. Everything comes from the search's own counts; every name is
@@ -55,7 +56,7 @@ def _plans_table(plans: Sequence[PlanBound], asked: int) -> list[str]:
     out = [
         '<table class="steps coverage"><thead><tr><th>plan set</th><th>bound</th>'
         "<th>states</th><th>runs</th><th>writes</th><th>faults by kind</th>"
-        "<th>not exercised</th></tr></thead><tbody>"
+        "<th>invariants checked</th><th>not exercised</th></tr></thead><tbody>"
     ]
     for plan in plans:
         reached = "none" if plan.reached is None else str(plan.reached)
@@ -65,7 +66,9 @@ def _plans_table(plans: Sequence[PlanBound], asked: int) -> list[str]:
             f"<td>{text(plan.label)}</td><td>{reached} of {asked}"
             f"{(' (' + text(plan.stopped) + ')') if plan.stopped else ''}</td>"
             f"<td>{plan.states:,}</td><td>{plan.runs:,}</td><td>{plan.writes:,}</td>"
-            f"<td>{_faults(plan.faults)}</td><td>{text(why) if why else ''}</td></tr>"
+            f"<td>{_faults(plan.faults)}</td>"
+            f'<td class="checks">safety at {plan.safety_checks:,} states, liveness at '
+            f"{plan.liveness_checks:,} run ends</td><td>{text(why) if why else ''}</td></tr>"
         )
     out.append("</tbody></table>")
     return out
