@@ -209,13 +209,13 @@ def _steps_table(report: Report, breaking: int | None) -> list[str]:
         "<th>outcome</th><th>request</th><th>answer</th><th>world diff</th>"
         "<th>world parts</th><th>failed</th></tr></thead><tbody>"
     ]
-    for view in report.views:
-        step = view.step
+    for shown in report.views:
+        step = shown.step
         index = step.index
         classes = ["dev"] if step.deviation else []
         if index == breaking:
             classes.append("break")
-        elif view.failures:
+        elif shown.failures:
             classes.append("fails")
         request = dict(step.request)
         out.append(
@@ -225,8 +225,8 @@ def _steps_table(report: Report, breaking: int | None) -> list[str]:
             f"<td>{text(step.choice.outcome)}</td>"
             f'<td class="json">{compact(request, 200) if request else ""}</td>'
             f'<td class="json">{_answer(step.observed)}</td>'
-            f"<td>{_diff(view)}</td><td>{_parts(view)}</td>"
-            f'<td class="violation">{text(", ".join(view.failures))}</td></tr>'
+            f"<td>{_diff(shown)}</td><td>{_parts(shown)}</td>"
+            f'<td class="violation">{text(", ".join(shown.failures))}</td></tr>'
         )
     at_end = [f.name for f in report.execution.failures if f.step is None]
     if at_end:
