@@ -1,0 +1,83 @@
+"""``txcheck conform``: each SQLite reference store agrees with the model on every answer,
+after every crash point it reaches and after every two-client race; the command reports
+what it exercised and refuses a bad ``--impl`` in one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from txcheck.cli import main
+from txcheck.conformance import conform
+from txcheck.models.stores.sqlite import (
+    SqliteIdempotencyStore,
+    SqliteInbox,
+    SqliteJournal,
+    SqliteOutbox,
+)
+
+REFERENCES = {
+    "idempotency": SqliteIdempotencyStore,
+    "journal": SqliteJournal,
+    "outbox": SqliteOutbox,
+    "inbox": SqliteInbox,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REFERENCES))
+def test_the_reference_store_conforms_through_crashes_and_races(kind: str) -> None:
+    report = conform(kind, REFERENCES[kind], examples=15, steps=10)
+    assert report.passed, (report.problem, report.history)
+    assert report.examples >= 15 and report.operations > 0
+    assert report.crashes > 0  # some crash fell inside an operation, not after it
+    assert report.crash_points > report.crashes  # and some after it had completed
+    if kind != "outbox":  # the outbox has no operation two clients race on
+        assert report.races > 0 and report.race_steps > 2 * report.races
+
+
+def test_the_command_says_what_it_exercised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    impl = "txcheck.models.stores.sqlite:SqliteInbox"
+    code = main(["conform", "inbox", "--impl", impl, "--examples", "5", "--steps", "5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.startswith(f"CONFORMS  {impl} (inbox)")
+    assert "examples" in out and "crash points" in out and "two-client races" in out
+    code = main(["conform", "inbox", "--impl", impl, "--examples", "3", "--json"])
+    found = json.loads(capsys.readouterr().out)
+    assert code == 0 and found["passed"] and found["impl"] == impl and found["examples"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("impl", "message"),
+    [
+        ("nowhere:Store", "cannot import store module 'nowhere'"),
+        ("not-a-path", "must be an import path"),
+        (
+            "txcheck.models.stores.sqlite:SqliteInbox",
+            "does not implement JournalProtocol: it has no append, claim, entries, open",
+        ),
+        ("mystore:Broken", "mystore:Broken('"),
+    ],
+)
+def test_a_bad_impl_is_one_line_and_exit_2(
+    impl: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mystore.py").write_text(
+        "class Broken:\n    def __init__(self, path):\n        raise OSError('no disk')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["conform", "journal", "--impl", impl]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and message in captured.err
+    assert "Traceback" not in captured.err
