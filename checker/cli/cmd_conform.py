@@ -124,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"MISMATCH  {args.impl} ({args.kind})")
     print(f"  {report.problem}")
-    print(f"Shortest failing history ({len(report.history)} operations):")
+    count = len(report.history)
+    print(f"Shortest failing history ({count} step{'' if count == 1 else 's'}):")
     for number, line in enumerate(report.history, 1):
         print(f"  {number}. {line}")
     print(f"  ({exercised})")
