@@ -4,6 +4,7 @@ what it exercised and refuses a bad ``--impl`` in one line (exit 2)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -81,3 +82,17 @@ def test_a_bad_impl_is_one_line_and_exit_2(
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and message in captured.err
     assert "Traceback" not in captured.err
+
+
+def test_the_store_in_docs_stores_md_conforms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "stores.md").read_text("utf-8")
+    code = text.split("```python\n# my_inbox.py\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "doc_inbox.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    store = importlib.import_module("doc_inbox").MyInbox
+
+    report = conform("inbox", store, examples=10, steps=8)
+    assert report.passed, (report.problem, report.history)
+    assert report.crashes > 0 and report.races > 0
