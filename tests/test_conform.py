@@ -96,3 +96,24 @@ def test_the_store_in_docs_stores_md_conforms(
     report = conform("inbox", store, examples=10, steps=8)
     assert report.passed, (report.problem, report.history)
     assert report.crashes > 0 and report.races > 0
+
+
+def test_a_store_without_a_sqlite_connection_is_checked_and_told_what_was_not_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plain_inbox.py").write_text(
+        "from txcheck.models.stores import MemoryInbox\n\n\n"
+        "class PlainInbox(MemoryInbox):\n"
+        "    def __init__(self, path):\n"
+        "        super().__init__()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["conform", "inbox", "--impl", "plain_inbox:PlainInbox", "--examples", "5"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "0 crash points" in out[1] and "0 two-client races" in out[1]
+    assert out[2] == (
+        "  no crash point or race was tried: they need the store's sqlite3.Connection "
+        "as its `connection` attribute"
+    )

@@ -121,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
     if report.passed:
         print(f"CONFORMS  {args.impl} ({args.kind}): every answer and state the model allows")
         print(f"  {exercised}")
+        if not (report.crash_points or report.races) and not (args.no_crashes and args.no_races):
+            print(
+                "  no crash point or race was tried: they need the store's sqlite3.Connection "
+                "as its `connection` attribute"
+            )
         return EXIT_OK
     print(f"MISMATCH  {args.impl} ({args.kind})")
     print(f"  {report.problem}")
