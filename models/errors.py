@@ -14,6 +14,7 @@ __all__ = [
     "ProposalFormatError",
     "ServiceError",
     "ServiceStuck",
+    "StoreError",
     "TxcheckError",
     "UserCodeError",
     "UserCodeStuck",
@@ -110,6 +111,13 @@ class ServiceError(UserCodeError):
 
 class ServiceStuck(ServiceError, UserCodeStuck):
     """A service's code ran past its time limit without returning."""
+
+
+class StoreError(UserCodeError):
+    """A store implementation given to ``txcheck conform`` could not be loaded or opened,
+    or lacks a method of its protocol."""
+
+    kind = "store"
 
 
 class InvariantError(UserCodeError):

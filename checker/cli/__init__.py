@@ -57,6 +57,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "report",
     "import",
+    "conform",
 )
 
 
@@ -106,6 +107,7 @@ SUMMARIES: dict[str, str] = {
     "replay": "re-execute a saved trace",
     "report": "write a trace as a self-contained HTML report",
     "import": "turn benchmark data (BFCL, tau2-bench) into txcheck cases",
+    "conform": "check a store implementation against the model, with crashes and races",
 }
 """Each command's one-line help, for the commands whose module is not loaded
 (tests/test_cli.py keeps these equal to what each module registers)."""
@@ -142,7 +144,9 @@ def _chosen(argv: Sequence[str]) -> str:
     return ""
 
 
-SEARCHING: frozenset[str] = frozenset({"explore", "evaluate", "scenarios", "replay", "report"})
+SEARCHING: frozenset[str] = frozenset(
+    {"explore", "evaluate", "scenarios", "replay", "report", "conform"}
+)
 """Commands that may run Hypothesis: its files go under ``HYPOTHESIS_HOME``."""
 HYPOTHESIS_HOME = ".txcheck/hypothesis"
 """Where Hypothesis keeps its own files (its Unicode and constants caches), relative to

@@ -1,0 +1,137 @@
+"""``txcheck conform KIND --impl module:Class``: check a store against the model.
+
+A Hypothesis state machine applies the same operations to the implementation and to the
+model (``txcheck.models.idempotency`` and ``txcheck.models.stores.memory``) and compares
+every answer; for a store exposing its ``sqlite3`` connection, an operation may also crash
+at a statement boundary (in a child process, then the file is reopened) or race a second
+client statement by statement. Exit 0 with what was exercised, 1 with the shortest failing
+history as numbered operations, 2 on bad input. Importing ``--impl`` runs the user's code,
+as ``--policy`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli.arguments import positive_int
+
+__all__ = ["register", "run"]
+
+KIND_CHOICES = ("idempotency", "journal", "outbox", "inbox")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "conform",
+        help="check a store implementation against the model, with crashes and races",
+        description=(
+            "Check a store implementation (Class(path) opens it on a fresh SQLite file path) "
+            "against txcheck's model of the record: exit 0 when every answer and every "
+            "state after a crash or a two-client race is one the model allows, 1 with the "
+            "shortest failing history, 2 on bad input."
+        ),
+    )
+    parser.add_argument("kind", choices=KIND_CHOICES, help="which record the store keeps")
+    parser.add_argument(
+        "--impl",
+        required=True,
+        metavar="MODULE:CLASS",
+        help="the store class (or factory) to check, called with one path argument",
+    )
+    parser.add_argument(
+        "--examples", type=positive_int, default=100, metavar="N", help="histories to try"
+    )
+    parser.add_argument(
+        "--steps", type=positive_int, default=20, metavar="N", help="operations per history"
+    )
+    parser.add_argument("--no-crashes", action="store_true", help="inject no crash points")
+    parser.add_argument("--no-races", action="store_true", help="run no two-client races")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(run=run)
+
+
+def _factory(spec: str, kind: str) -> Any:
+    """A callable ``path -> store`` that turns any failure to open into ``StoreError``."""
+    from txcheck.exploration.loading import _resolve, _spec
+    from txcheck.models.errors import ControlFlow, StoreError, raised
+    from txcheck.models.stores import protocols
+
+    found = _resolve(_spec(spec, "--impl", "store"), "store", StoreError)
+    if not callable(found):
+        raise StoreError(f"{spec} is not a class or a callable")
+    protocol = {
+        "idempotency": protocols.IdempotencyStoreProtocol,
+        "journal": protocols.JournalProtocol,
+        "outbox": protocols.OutboxProtocol,
+        "inbox": protocols.InboxProtocol,
+    }[kind]
+
+    def open_store(path: str) -> Any:
+        try:
+            store = found(path)
+        except ControlFlow:
+            raise
+        except BaseException as error:  # user code: even SystemExit is reported
+            raise StoreError(f"{spec}({path!r}) raised {raised(error)}") from None
+        missing = [
+            name
+            for name in sorted(vars(protocol))
+            if not name.startswith("_") and not callable(getattr(store, name, None))
+        ]
+        if missing:
+            raise StoreError(
+                f"{spec} does not implement {protocol.__name__}: it has no {', '.join(missing)}"
+            )
+        return store
+
+    with tempfile.TemporaryDirectory(prefix="txcheck-conform-") as folder:
+        first = open_store(str(Path(folder) / "store.sqlite3"))  # fail before any search
+        close = getattr(first, "close", None)
+        if callable(close):
+            close()
+    return open_store
+
+
+def run(args: argparse.Namespace) -> int:
+    from txcheck.conformance import conform
+
+    factory = _factory(args.impl, args.kind)
+    report = conform(
+        args.kind,
+        factory,
+        examples=args.examples,
+        steps=args.steps,
+        crashes=not args.no_crashes,
+        races=not args.no_races,
+    )
+    if args.json:
+        sys.stdout.write(json.dumps({"impl": args.impl, **report.to_json()}, indent=2) + "\n")
+        return EXIT_OK if report.passed else EXIT_FOUND
+    exercised = (
+        f"{report.examples} examples, {report.operations} operations compared, "
+        f"{report.crash_points} crash points ({report.crashes} crashed mid-operation), "
+        f"{report.races} two-client races ({report.race_steps} statements stepped)"
+    )
+    if report.passed:
+        print(f"CONFORMS  {args.impl} ({args.kind}): every answer and state the model allows")
+        print(f"  {exercised}")
+        if not (report.crash_points or report.races) and not (args.no_crashes and args.no_races):
+            print(
+                "  no crash point or race was tried: they need the store's sqlite3.Connection "
+                "as its `connection` attribute"
+            )
+        return EXIT_OK
+    print(f"MISMATCH  {args.impl} ({args.kind})")
+    print(f"  {report.problem}")
+    count = len(report.history)
+    print(f"Shortest failing history ({count} step{'' if count == 1 else 's'}):")
+    for number, line in enumerate(report.history, 1):
+        print(f"  {number}. {line}")
+    print(f"  ({exercised})")
+    return EXIT_FOUND

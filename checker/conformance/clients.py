@@ -1,0 +1,169 @@
+"""Crash points and two clients stepped statement by statement.
+
+Both count SQL statements with ``sqlite3.Connection.set_trace_callback`` (called as each
+statement starts): a store takes part when it exposes its ``sqlite3.Connection`` as
+``connection``.
+
+- ``crash_at``: the operation runs in a forked child that exits (``os._exit``, no cleanup,
+  like a killed process) as statement ``k`` starts; what survives is what SQLite committed.
+- ``race``: two clients, each with its own connection in its own thread, advance one
+  statement at a time in the order a schedule gives, so the window between a check and an
+  insert is opened deterministically (``busy_timeout`` 0: a lock makes ``StoreBusy``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import attrs
+
+from txcheck.conformance.operations import Op
+from txcheck.models.stores.protocols import StoreBusy
+
+__all__ = ["CRASHED", "Outcome", "crash_at", "crashable", "race"]
+
+CRASHED = 86
+"""The child's exit status when it crashed at its statement boundary."""
+_STUCK = 30.0
+"""Seconds a stepped client may take to reach its next statement before the race is
+reported as stuck (a store that waits on a lock although busy_timeout is 0)."""
+
+
+def crashable(store: Any) -> bool:
+    """Whether statements of ``store`` can be counted."""
+    return isinstance(getattr(store, "connection", None), sqlite3.Connection)
+
+
+def _close(store: Any) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def crash_at(factory: Callable[[str], Any], path: str, op: Op, k: int) -> str:
+    """Run ``op`` on a store opened on ``path`` in a child process that crashes as its
+    ``k``-th statement (1-based) starts: ``"crashed"``, ``"completed"`` (it took fewer
+    statements) or ``"raised: ..."``."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read)
+        status = 1
+        try:
+            store = factory(path)
+            count = [0]
+
+            def trace(_sql: str) -> None:
+                count[0] += 1
+                if count[0] == k:
+                    os._exit(CRASHED)
+
+            store.connection.set_trace_callback(trace)
+            op.apply(store)
+            status = 0
+        except BaseException as error:  # reported to the parent, never raised here
+            os.write(write, f"{type(error).__name__}: {error}".encode()[:2000])
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code == CRASHED:
+        return "crashed"
+    if code == 0:
+        return "completed"
+    return f"raised: {message or f'exit status {code}'}"
+
+
+@attrs.frozen
+class Outcome:
+    """What one client's call came to: ``ok`` with its value, ``busy`` or ``raised``."""
+
+    status: str
+    value: Any = None
+
+
+class _Stepper:
+    """Lets one parked client at a time run its next statement."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.turn: int | None = None
+        self.parked: set[int] = set()
+        self.done: set[int] = set()
+
+    def trace(self, client: int) -> Callable[[str], None]:
+        def park(_sql: str) -> None:
+            with self.cond:
+                self.parked.add(client)
+                self.cond.notify_all()
+                self.cond.wait_for(lambda: self.turn == client, timeout=_STUCK)
+                self.turn = None
+                self.parked.discard(client)
+                self.cond.notify_all()
+
+        return park
+
+    def settled(self, client: int) -> bool:
+        return self.turn is None and (client in self.parked or client in self.done)
+
+
+def race(
+    factory: Callable[[str], Any], path: str, ops: Sequence[Op], schedule: Sequence[int]
+) -> tuple[list[Outcome], int]:
+    """Run ``ops[i]`` as client ``i``, each on its own store on ``path``; whenever both
+    wait at a statement, the next schedule entry (0 or 1; then 0) picks who runs it. The
+    outcomes, and how many statements were stepped."""
+    stepper = _Stepper()
+    opening = threading.Lock()
+    outcomes: list[Outcome] = [Outcome("raised", "never ran")] * len(ops)
+
+    def client(i: int) -> None:
+        try:
+            with opening:
+                store = factory(path)
+            try:
+                store.connection.set_trace_callback(stepper.trace(i))
+                outcomes[i] = Outcome("ok", ops[i].apply(store))
+            finally:
+                store.connection.set_trace_callback(None)
+                _close(store)
+        except StoreBusy:
+            outcomes[i] = Outcome("busy")
+        except BaseException as error:  # reported as a mismatch, never raised in a thread
+            outcomes[i] = Outcome("raised", f"{type(error).__name__}: {error}")
+        finally:
+            with stepper.cond:
+                stepper.done.add(i)
+                stepper.cond.notify_all()
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(len(ops))]
+    for thread in threads:
+        thread.start()
+    picks = iter(schedule)
+    steps = 0
+    with stepper.cond:
+        everyone = set(range(len(ops)))
+        while stepper.done != everyone:
+            if not stepper.cond.wait_for(
+                lambda: stepper.parked | stepper.done == everyone, timeout=_STUCK
+            ):
+                break
+            ready = sorted(stepper.parked)
+            if not ready:
+                continue
+            chosen = ready[next(picks, 0) % len(ready)] if len(ready) > 1 else ready[0]
+            stepper.turn = chosen
+            steps += 1
+            stepper.cond.notify_all()
+            stepper.cond.wait_for(partial(stepper.settled, chosen), timeout=_STUCK)
+    for thread in threads:
+        thread.join(_STUCK)
+    return outcomes, steps
