@@ -6,56 +6,67 @@ shrinking stays quick; the runs are derandomized, so the histories are fixed."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-import pytest
+MUTANTS = "txcheck.models.stores.mutants"
 
-from txcheck.cli import main
-from txcheck.conformance import conform
-from txcheck.models.stores.mutants import (
-    CheckThenInsert,
-    DedupeAfterEffect,
-    ResultBeforeReservation,
-)
+
+def _conform(kind: str, mutant: str, *options: str) -> dict[str, Any]:
+    """``txcheck conform`` on ``mutant``, in a fresh interpreter: the search is a long
+    Hypothesis run, kept apart from whatever state the suite's other tests leave in this
+    process (an in-process run once ran for ever in the full suite, not alone)."""
+    argv = [sys.executable, "-m", "txcheck", "conform", kind, "--impl", f"{MUTANTS}:{mutant}"]
+    done = subprocess.run(
+        [*argv, "--steps", "3", *options, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr  # a mismatch
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert report["passed"] is False
+    return report
 
 
 def test_result_stored_before_the_key_is_reserved_lets_a_retry_run_again() -> None:
-    report = conform("idempotency", ResultBeforeReservation, steps=3, crashes=False, races=False)
-    assert not report.passed
-    first, second = report.history
+    report = _conform("idempotency", "ResultBeforeReservation", "--no-crashes", "--no-races")
+    first, second = report["history"]
     assert first.startswith("begin(tenant='t1', key='k1'") and "'proceed'" in first
     # the key should now be held in flight; the mutant has no record of it
     assert second == "lookup('t1', 'k1', 0) -> None"
-    assert report.problem is not None and "'status': 'in_flight'" in report.problem
+    assert "'status': 'in_flight'" in report["problem"]
 
 
 def test_check_then_insert_without_a_unique_key_lets_two_clients_proceed() -> None:
-    report = conform("idempotency", CheckThenInsert, steps=3, crashes=False)
-    assert not report.passed
-    (race,) = report.history
+    report = _conform("idempotency", "CheckThenInsert", "--no-crashes")
+    (race,) = report["history"]
     assert race.startswith("two clients, schedule [1]:")
     assert race.count("'decision': 'proceed'") == 2  # both passed the check
-    assert report.problem is not None and report.problem.startswith("no order")
+    assert report["problem"].startswith("no order")
 
 
 def test_dedupe_row_committed_after_the_effect_loses_it_at_a_crash() -> None:
-    report = conform("inbox", DedupeAfterEffect, steps=3, races=False)
-    assert not report.passed
-    assert report.history == [
+    report = _conform("inbox", "DedupeAfterEffect", "--no-races")
+    assert report["history"] == [
         "deliver({'id': 'e1', 'amount': 5}) with a crash at statement 5 -> crashed; reopened"
     ]
     # the effect committed, the dedupe row did not: a redelivery would apply it again
-    assert report.problem is not None
-    assert "{'effects': {'e1': 1}, 'seen': []}" in report.problem
+    assert "{'effects': {'e1': 1}, 'seen': []}" in report["problem"]
 
 
-def test_outbox_row_in_a_second_transaction_is_caught_by_the_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    impl = "txcheck.models.stores.mutants:OutboxInSecondTransaction"
-    assert main(["conform", "outbox", "--impl", impl, "--steps", "3"]) == 1
-    lines = capsys.readouterr().out.splitlines()
+def test_outbox_row_in_a_second_transaction_is_caught_by_the_command(tmp_path: Path) -> None:
+    impl = f"{MUTANTS}:OutboxInSecondTransaction"
+    argv = [sys.executable, "-m", "txcheck", "conform", "outbox", "--impl", impl, "--steps", "3"]
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
     assert lines[0] == f"MISMATCH  {impl} (outbox)"
     # the operation committed, its event did not: it is never published
     assert "the store holds {'operations': [{'events': ['evt1'], 'id': 'op1'}], " in lines[1]
