@@ -68,6 +68,36 @@ class Begin:
     reason: str = ""
 
 
+def answer_to_live(
+    record: IdempotencyRecord,
+    *,
+    key: str,
+    operation_type: str,
+    intent_hash: str,
+    check_request_hash: bool,
+) -> Begin:
+    """What ``begin`` answers when a live ``record`` already holds ``key``: a conflict for
+    another request under the key or for one still in flight, else a replay of its
+    outcome. One rule for the model and every store held to it."""
+    same = record.normalized_intent_hash == intent_hash and (
+        record.operation_type == operation_type
+    )
+    if check_request_hash and not same:
+        return Begin(
+            decision="conflict",
+            record=record,
+            reason=f"key {key!r} was used for a different request "
+            f"({record.operation_type}); refuse rather than guess",
+        )
+    if record.status == "in_flight":
+        return Begin(
+            decision="conflict",
+            record=record,
+            reason=f"key {key!r} is in flight (held by {record.owner})",
+        )
+    return Begin(decision="replay", record=record)
+
+
 class IdempotencyStore:
     """Durable key -> record map; ``(tenant, key)`` identifies an operation across tools."""
 
@@ -105,23 +135,13 @@ class IdempotencyStore:
     ) -> Begin:
         record = self.lookup(tenant, key, now)
         if record is not None:
-            same = record.normalized_intent_hash == intent_hash and (
-                record.operation_type == operation_type
+            return answer_to_live(
+                record,
+                key=key,
+                operation_type=operation_type,
+                intent_hash=intent_hash,
+                check_request_hash=self.check_request_hash,
             )
-            if self.check_request_hash and not same:
-                return Begin(
-                    decision="conflict",
-                    record=record,
-                    reason=f"key {key!r} was used for a different request "
-                    f"({record.operation_type}); refuse rather than guess",
-                )
-            if record.status == "in_flight":
-                return Begin(
-                    decision="conflict",
-                    record=record,
-                    reason=f"key {key!r} is in flight (held by {record.owner})",
-                )
-            return Begin(decision="replay", record=record)
         self._records[(tenant, key)] = IdempotencyRecord(
             tenant_id=tenant,
             user_id=user_id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from txcheck.models.idempotency import Begin
+from txcheck.models.idempotency import Begin, answer_to_live
 from txcheck.models.stores.sqlite import (
     _RECORD_COLUMNS,
     SqliteIdempotencyStore,
@@ -40,48 +40,17 @@ class CheckThenInsert(SqliteIdempotencyStore):
         ),
     )
 
-    def begin(
-        self,
-        *,
-        tenant: str,
-        key: str,
-        user_id: str,
-        operation_type: str,
-        resource_id: str,
-        intent_hash: str,
-        request_hash: str,
-        now: int,
-        owner: str,
-    ) -> Begin:
-        record = self._live(tenant, key, now)  # the check, in its own transaction
+    def begin(self, **request: Any) -> Begin:
+        record = self._live(request["tenant"], request["key"], request["now"])  # the check
         if record is not None:
-            if self.check_request_hash and (
-                record.normalized_intent_hash != intent_hash
-                or record.operation_type != operation_type
-            ):
-                return Begin(decision="conflict", record=record, reason="different request")
-            if record.status == "in_flight":
-                return Begin(decision="conflict", record=record, reason="in flight")
-            return Begin(decision="replay", record=record)
-        self.connection.execute(
-            "DELETE FROM idempotency WHERE tenant_id = ? AND idempotency_key = ?", (tenant, key)
-        )
-        self.connection.execute(  # the insert, in another
-            f"INSERT INTO idempotency ({_RECORD_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'in_flight', NULL, ?)",
-            (
-                tenant,
-                user_id,
-                operation_type,
-                resource_id,
-                intent_hash,
-                key,
-                request_hash,
-                now,
-                now + self.ttl,
-                owner,
-            ),
-        )
+            return answer_to_live(
+                record,
+                key=request["key"],
+                operation_type=request["operation_type"],
+                intent_hash=request["intent_hash"],
+                check_request_hash=self.check_request_hash,
+            )
+        self._reserve(**request)  # the insert, in autocommit statements of its own
         return Begin(decision="proceed")
 
 

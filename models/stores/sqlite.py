@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from txcheck.models.idempotency import DEFAULT_TTL, Begin, IdempotencyRecord
+from txcheck.models.idempotency import DEFAULT_TTL, Begin, IdempotencyRecord, answer_to_live
 from txcheck.models.stores.protocols import StoreBusy
 
 __all__ = [
@@ -196,46 +196,61 @@ class SqliteIdempotencyStore(_SqliteStore):
         with self.transaction():
             record = self._live(tenant, key, now)
             if record is not None:
-                same = (
-                    record.normalized_intent_hash == intent_hash
-                    and record.operation_type == operation_type
+                return answer_to_live(
+                    record,
+                    key=key,
+                    operation_type=operation_type,
+                    intent_hash=intent_hash,
+                    check_request_hash=self.check_request_hash,
                 )
-                if self.check_request_hash and not same:
-                    return Begin(
-                        decision="conflict",
-                        record=record,
-                        reason=f"key {key!r} was used for a different request "
-                        f"({record.operation_type}); refuse rather than guess",
-                    )
-                if record.status == "in_flight":
-                    return Begin(
-                        decision="conflict",
-                        record=record,
-                        reason=f"key {key!r} is in flight (held by {record.owner})",
-                    )
-                return Begin(decision="replay", record=record)
-            # An expired record makes way for the new request, in the same transaction.
-            self.connection.execute(
-                "DELETE FROM idempotency WHERE tenant_id = ? AND idempotency_key = ?",
-                (tenant, key),
-            )
-            self.connection.execute(
-                f"INSERT INTO idempotency ({_RECORD_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'in_flight', NULL, ?)",
-                (
-                    tenant,
-                    user_id,
-                    operation_type,
-                    resource_id,
-                    intent_hash,
-                    key,
-                    request_hash,
-                    now,
-                    now + self.ttl,
-                    owner,
-                ),
+            self._reserve(
+                tenant=tenant,
+                key=key,
+                user_id=user_id,
+                operation_type=operation_type,
+                resource_id=resource_id,
+                intent_hash=intent_hash,
+                request_hash=request_hash,
+                now=now,
+                owner=owner,
             )
         return Begin(decision="proceed")
+
+    def _reserve(
+        self,
+        *,
+        tenant: str,
+        key: str,
+        user_id: str,
+        operation_type: str,
+        resource_id: str,
+        intent_hash: str,
+        request_hash: str,
+        now: int,
+        owner: str,
+    ) -> None:
+        """Hold the key in flight: an expired record makes way for the new request. The
+        caller gives the transaction (``begin``: the same one as the check)."""
+        self.connection.execute(
+            "DELETE FROM idempotency WHERE tenant_id = ? AND idempotency_key = ?",
+            (tenant, key),
+        )
+        self.connection.execute(
+            f"INSERT INTO idempotency ({_RECORD_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'in_flight', NULL, ?)",
+            (
+                tenant,
+                user_id,
+                operation_type,
+                resource_id,
+                intent_hash,
+                key,
+                request_hash,
+                now,
+                now + self.ttl,
+                owner,
+            ),
+        )
 
     def finish(
         self,
