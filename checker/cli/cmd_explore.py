@@ -34,7 +34,7 @@ from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
-from txcheck.cli.user_code import UserCode, add_user_code_options, user_code
+from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
 from txcheck.exploration.example_db import check_database, forget_warnings
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
@@ -128,7 +128,7 @@ def register(subparsers: Any) -> None:
         type=positive_seconds,
         default=DEFAULT_POLICY_TIMEOUT,
         metavar="S",
-        help="stop a user policy that runs this long without yielding",
+        help=POLICY_TIMEOUT_HELP,
     )
     parser.add_argument(
         "--workers",

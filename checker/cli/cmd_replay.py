@@ -26,13 +26,11 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
-from txcheck.cli.arguments import positive_seconds
 from txcheck.cli.render_trace import counterexample_report, replay_command, report_console
 from txcheck.cli.replay_target import trusted_target
 from txcheck.cli.safe_text import one_line
-from txcheck.cli.user_code import add_user_code_options
+from txcheck.cli.user_code import add_rerun_options
 from txcheck.exploration.loading import (
-    DEFAULT_POLICY_TIMEOUT,
     load_policy,
 )
 from txcheck.exploration.session import Execution
@@ -65,19 +63,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", metavar="TRACE", help="trace file (txcheck-trace/1)")
     parser.add_argument("--policy", help="replay under this policy instead of the recorded one")
-    parser.add_argument(
-        "--policy-timeout",
-        type=positive_seconds,
-        default=DEFAULT_POLICY_TIMEOUT,
-        metavar="S",
-        help="stop a user policy that runs this long without yielding",
-    )
-    add_user_code_options(parser)
-    parser.add_argument(
-        "--trust-trace",
-        action="store_true",
-        help="import the policy, services and invariants the trace names",
-    )
+    add_rerun_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
         "--html-out", metavar="FILE", help="also write the replayed run as an HTML report"

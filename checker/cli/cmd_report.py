@@ -17,15 +17,12 @@ import sys
 from typing import Any
 
 from txcheck.cli import EXIT_INCONCLUSIVE, EXIT_OK
-from txcheck.cli.arguments import positive_seconds
-from txcheck.cli.user_code import add_user_code_options
+from txcheck.cli.user_code import add_rerun_options
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT
-
     parser = subparsers.add_parser(
         "report",
         help="write a trace as a self-contained HTML report",
@@ -43,19 +40,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="replace an existing --html file even when it is not a txcheck report",
     )
-    parser.add_argument(
-        "--policy-timeout",
-        type=positive_seconds,
-        default=DEFAULT_POLICY_TIMEOUT,
-        metavar="S",
-        help="stop a user policy that runs this long without yielding",
-    )
-    add_user_code_options(parser)
-    parser.add_argument(
-        "--trust-trace",
-        action="store_true",
-        help="import the policy, services and invariants the trace names",
-    )
+    add_rerun_options(parser)
     parser.add_argument(
         "--policy",
         metavar="OTHER",

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from txcheck.cli.arguments import positive_seconds
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_invariants, load_services
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.checkout import CHECKOUT
@@ -26,6 +27,31 @@ __all__ = [
     "select_invariants",
     "user_code",
 ]
+
+
+POLICY_TIMEOUT_HELP = (
+    "stop a user policy that runs this long without yielding, or a user's service or "
+    "invariant that runs this long without returning"
+)
+
+
+def add_rerun_options(parser: Any) -> None:
+    """The options of a command that runs a trace again (``replay``, ``report``): the time
+    limit of user code, the user's own services and invariants, and ``--trust-trace``
+    (``txcheck.cli.replay_target.trusted_target`` reads them)."""
+    parser.add_argument(
+        "--policy-timeout",
+        type=positive_seconds,
+        default=DEFAULT_POLICY_TIMEOUT,
+        metavar="S",
+        help=POLICY_TIMEOUT_HELP,
+    )
+    add_user_code_options(parser)
+    parser.add_argument(
+        "--trust-trace",
+        action="store_true",
+        help="import the policy, services and invariants the trace names",
+    )
 
 
 def add_user_code_options(parser: Any) -> None:
