@@ -45,8 +45,8 @@ from typing import Any
 from txcheck.cli import main as txcheck_main
 from txcheck.importers.bfcl import CATEGORIES, REFUSED, SUPPORTED, bfcl_cases
 from txcheck.importers.common import chat_proposal
-from txcheck.models import fast_schema, schema_rules, schema_walk, tool_schema
-from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan import fast_schema, schema_rules, schema_walk, tool_schema
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import LineError, iter_cases, parse_cases
 from txcheck.scoring.reading import iter_lines

@@ -45,10 +45,10 @@ from mutants.make_traces import policy_spec  # noqa: E402
 from tests import blind_spots  # noqa: E402
 from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck import Bounds, Target  # noqa: E402
-from txcheck.exploration.representative import representative_plans  # noqa: E402
-from txcheck.exploration.systematic import SystematicEngine  # noqa: E402
-from txcheck.exploration.target import Deadline  # noqa: E402
-from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy  # noqa: E402
+from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: E402
+from txcheck.exploration.kernel.target import Deadline  # noqa: E402
+from txcheck.exploration.plansets.representative import representative_plans  # noqa: E402
+from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy  # noqa: E402
 
 
 def subjects() -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@
     python benchmarks/bench_distributed.py --only systematic --k 3   # the long one
 
 Each case is one engine's search of one target, spread over local Dask clusters of 1 and
-of 2 worker processes (``txcheck.exploration.cluster.local_workers``), each started once
+of 2 worker processes (``txcheck.exploration.spread.cluster.local_workers``), each started once
 before the timing and kept for every round. The rounds interleave the modes (1, 2, 1,
 2, ...), so a change in the machine's load falls on both. Per run it records the wall time
 and the CPU time of the command's process plus every worker process (``getrusage`` read
@@ -35,14 +35,14 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.cluster import DaskWorkers, local_workers
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.random_walk import RandomEngine
-from txcheck.exploration.report import Engine
-from txcheck.exploration.representative import search_plans
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
-from txcheck.models.policies import builtin_policy
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.report import Engine
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.plansets.representative import search_plans
+from txcheck.exploration.spread.cluster import DaskWorkers, local_workers
+from txcheck.models.sim.policies import builtin_policy
 
 __all__ = ["CASES", "Case", "main"]
 

@@ -7,7 +7,8 @@ Two tables, in one run:
    the raw runner (bare, and checked with every invariant after every step, as engines
    check), the systematic engine (``max_faults=2``: explored steps, and all steps counting
    the prefixes it replays), the random engine and the Hypothesis engine
-   (``txcheck.exploration.hypothesis_engine`` when present, else a minimal ``RuleBasedStateMachine``
+   (``txcheck.exploration.engines.hypothesis_engine`` when present, else a minimal
+   ``RuleBasedStateMachine``
    baseline defined here). The systematic engine's cost per explored step is also given
    as a multiple of the checked runner's.
 2. **Time to the first counterexample** for each positive control, per engine, with the
@@ -35,17 +36,17 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from kit import run_engine
 
-from txcheck.exploration.random_walk import RandomEngine
-from txcheck.exploration.report import Engine, EngineReport
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.session import Session, execute
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.report import Engine, EngineReport
+from txcheck.exploration.kernel.session import Session, execute
+from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, builtin_policy
 
 __all__ = ["main"]
 
@@ -79,7 +80,7 @@ def target(policy_name: str, plans: tuple[Plan, ...] = SINGLE) -> Target:
 # -- the Hypothesis engine, or a minimal baseline ------------------------------------------
 
 
-from txcheck.exploration.hypothesis_engine import HypothesisEngine  # noqa: E402
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine  # noqa: E402
 
 
 def hypothesis_engine(seed: int) -> Engine:
@@ -90,7 +91,7 @@ def hypothesis_engine(seed: int) -> Engine:
 class BaselineHypothesis:
     """A minimal ``RuleBasedStateMachine``: a rule takes the default or draws any enabled
     choice (at most ``max_faults`` deviations), safety after each step, liveness at the
-    end. For comparison only; txcheck's own machine is ``txcheck.exploration.machine``."""
+    end. For comparison only; txcheck's own machine is ``txcheck.exploration.engines.machine``."""
 
     name = "hypothesis-baseline"
 

@@ -4,8 +4,9 @@ Two tables, in one process:
 
 1. **Throughput** (steps per second, every safety invariant checked after every step and
    every liveness invariant at quiescence) of ``explore --policy guarded`` (the Hypothesis
-   engine: ``txcheck.exploration.machine`` with swarm fault kinds, fault seeking, recording and
-   coverage) against a minimal hand-written ``RuleBasedStateMachine`` over the same world:
+   engine: ``txcheck.exploration.engines.machine`` with swarm fault kinds, fault seeking,
+   recording and coverage) against a minimal hand-written ``RuleBasedStateMachine`` over the
+   same world:
    a ``Run`` of the same plan, one rule that takes the default or draws any available
    choice (at most ``max_faults`` deviations), safety after each step, liveness in
    ``teardown``, nothing else. Both on one fixed checkout plan, then txcheck again on
@@ -42,15 +43,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kit import bounded
 
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.report import Tally
-from txcheck.exploration.session import Session
-from txcheck.exploration.target import Deadline, Target
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.kernel.report import Tally
+from txcheck.exploration.kernel.session import Session
+from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, builtin_policy
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

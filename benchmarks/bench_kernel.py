@@ -46,8 +46,8 @@ ROOT = HERE.parent.parent
 
 def _parent_space() -> None:
     """Patch this interpreter's txcheck to search A's state space (``--same-space``)."""
-    from txcheck.exploration.target import Target
-    from txcheck.models import runner
+    from txcheck.exploration.kernel.target import Target
+    from txcheck.models.sim import runner
 
     runner.Run.free_repeat = lambda self, choice: False
     runner.extend = lambda chain, step: chain
@@ -59,9 +59,9 @@ def _measure_new(k: int, repeat: int) -> dict[str, Any]:
     import attrs
 
     from txcheck import Bounds, Guarded, Target, execute
-    from txcheck.exploration.representative import representative_plans
-    from txcheck.exploration.systematic import SystematicEngine
-    from txcheck.exploration.target import Deadline
+    from txcheck.exploration.plansets.representative import representative_plans
+    from txcheck.exploration.engines.systematic import SystematicEngine
+    from txcheck.exploration.kernel.target import Deadline
 
     target = Target(policy=Guarded())
     single = representative_plans(target.contract, target.fixture)[0]

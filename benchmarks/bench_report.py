@@ -23,14 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from txcheck.cli.render_trace import replay_command
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
-from txcheck.models.proposal_parser import load_proposal
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan, plan_from_json, plan_to_json
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.report.build import html_report
 from txcheck.traces.document import dumps_trace, load_trace, target_of, trace_of
 from txcheck.traces.replaying import replay_exact

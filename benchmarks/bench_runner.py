@@ -2,9 +2,9 @@
 
 For each policy this times the default (fault-free) checkout run two ways:
 
-- **checked**: ``txcheck.exploration.session`` with every ``DEFAULT_INVARIANTS`` property
+- **checked**: ``txcheck.exploration.kernel.session`` with every ``DEFAULT_INVARIANTS`` property
   checked after every step (safety) and at quiescence (liveness), as the engines run it;
-- **bare**: ``txcheck.models.runner.Run`` driven to quiescence with no property at all;
+- **bare**: ``txcheck.models.sim.runner.Run`` driven to quiescence with no property at all;
 
 and reports microseconds per step for both and their ratio (the invariants' overhead).
 Each figure is the median over ``--repeat`` runs, after ``--warmup`` untimed runs.
@@ -25,13 +25,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import BUILTIN_POLICIES, builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy
 
 __all__ = ["PLAN", "main", "measure"]
 

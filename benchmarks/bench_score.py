@@ -28,7 +28,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import LineError, iter_cases
 from txcheck.scoring.reading import iter_lines

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from txcheck.conformance import Conformance, conform
-from txcheck.models.idempotency import IdempotencyStore
+from txcheck.models.sim.idempotency import IdempotencyStore
 from txcheck.models.stores import MemoryInbox, MemoryJournal, MemoryOutbox
 from txcheck.models.stores.sqlite import (
     SqliteIdempotencyStore,

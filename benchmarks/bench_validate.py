@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.proposal import Plan
-from txcheck.models.schema_check import compile_contract
-from txcheck.models.validation import validate
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.schema_check import compile_contract
+from txcheck.models.plan.validation import validate
 
 __all__ = ["build_mix", "main"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from txcheck.exploration.report import Engine, EngineReport
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.report import Engine, EngineReport
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
 
 __all__ = ["bounded", "run_engine"]
 

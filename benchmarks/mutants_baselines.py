@@ -24,17 +24,17 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from jsonschema import Draft202012Validator
 from kit import run_engine
 
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.random_walk import RandomEngine
-from txcheck.exploration.report import Engine
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.session import Session, execute
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Target
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.report import Engine
+from txcheck.exploration.kernel.session import Session, execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded
 from txcheck.scenarios.catalog import SCENARIOS
 from txcheck.scenarios.run import run_all, run_scenario
 from txcheck.scoring.cases import parse_cases

@@ -12,13 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from txcheck.exploration.auto import ExploreResult, explore
-    from txcheck.exploration.loading import load_policy
-    from txcheck.exploration.report import Counterexample, EngineReport
-    from txcheck.exploration.schedule import Deviation, Deviations
-    from txcheck.exploration.session import Execution, Failure, Session, execute
-    from txcheck.exploration.target import Bounds, Budget, Target
-    from txcheck.exploration.verdict import ExploreVerdict, verdict_of
+    from txcheck.exploration.engines.auto import ExploreResult, explore
+    from txcheck.exploration.kernel.report import Counterexample, EngineReport
+    from txcheck.exploration.kernel.schedule import Deviation, Deviations
+    from txcheck.exploration.kernel.session import Execution, Failure, Session, execute
+    from txcheck.exploration.kernel.target import Bounds, Budget, Target
+    from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+    from txcheck.exploration.usercode.loading import load_policy
     from txcheck.invariants import (
         DEFAULT_INVARIANTS,
         Invariant,
@@ -27,18 +27,25 @@ if TYPE_CHECKING:
         always,
         eventually,
     )
-    from txcheck.models.checkout import CHECKOUT
-    from txcheck.models.choices import Action, Choice, FaultKind, Outcome, Part
-    from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
-    from txcheck.models.contract_loader import default_contract, load_contract, parse_contract
     from txcheck.models.errors import InputError, PolicyError, TxcheckError
-    from txcheck.models.fixture import WorldFixture, default_fixture, load_world, parse_world
-    from txcheck.models.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
-    from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy, undo_arguments
-    from txcheck.models.policies.journal import JournalState
-    from txcheck.models.proposal import Call, Plan, plan_from_json, plan_to_json
-    from txcheck.models.proposal_parser import load_proposal, parse_proposal
-    from txcheck.models.requests import (
+    from txcheck.models.plan.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
+    from txcheck.models.plan.contract_loader import default_contract, load_contract, parse_contract
+    from txcheck.models.plan.proposal import Call, Plan, plan_from_json, plan_to_json
+    from txcheck.models.plan.proposal_parser import load_proposal, parse_proposal
+    from txcheck.models.plan.validation import validate
+    from txcheck.models.plan.verdict import Verdict, Violation
+    from txcheck.models.sim.checkout import CHECKOUT
+    from txcheck.models.sim.choices import Action, Choice, FaultKind, Outcome, Part
+    from txcheck.models.sim.fixture import WorldFixture, default_fixture, load_world, parse_world
+    from txcheck.models.sim.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
+    from txcheck.models.sim.policies.base import (
+        ActorGen,
+        OrchestratorContext,
+        Policy,
+        undo_arguments,
+    )
+    from txcheck.models.sim.policies.journal import JournalState
+    from txcheck.models.sim.requests import (
         Ack,
         ApplyEffect,
         BrokerSend,
@@ -59,11 +66,9 @@ if TYPE_CHECKING:
         Sleep,
         ToolResult,
     )
-    from txcheck.models.runner import RunView, Step
-    from txcheck.models.services import Committed, Rejected, ServiceSet
-    from txcheck.models.validation import validate
-    from txcheck.models.verdict import Verdict, Violation
-    from txcheck.models.world import World
+    from txcheck.models.sim.runner import RunView, Step
+    from txcheck.models.sim.services import Committed, Rejected, ServiceSet
+    from txcheck.models.sim.world import World
     from txcheck.scoring.api import score
     from txcheck.scoring.scorer import ScoreReport
     from txcheck.testing import txcheck_testcase
@@ -79,16 +84,16 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     # policies and what they yield
-    "Policy": "txcheck.models.policies.base",
-    "ActorGen": "txcheck.models.policies.base",
-    "OrchestratorContext": "txcheck.models.policies.base",
-    "undo_arguments": "txcheck.models.policies.base",
-    "JournalState": "txcheck.models.policies.journal",
-    "Guarded": "txcheck.models.policies",
-    "Naive": "txcheck.models.policies",
-    "BUILTIN_POLICIES": "txcheck.models.policies",
-    "builtin_policy": "txcheck.models.policies",
-    "load_policy": "txcheck.exploration.loading",
+    "Policy": "txcheck.models.sim.policies.base",
+    "ActorGen": "txcheck.models.sim.policies.base",
+    "OrchestratorContext": "txcheck.models.sim.policies.base",
+    "undo_arguments": "txcheck.models.sim.policies.base",
+    "JournalState": "txcheck.models.sim.policies.journal",
+    "Guarded": "txcheck.models.sim.policies",
+    "Naive": "txcheck.models.sim.policies",
+    "BUILTIN_POLICIES": "txcheck.models.sim.policies",
+    "builtin_policy": "txcheck.models.sim.policies",
+    "load_policy": "txcheck.exploration.usercode.loading",
     **dict.fromkeys(
         (
             "Ack",
@@ -111,7 +116,7 @@ _EXPORTS: dict[str, str] = {
             "Sleep",
             "ToolResult",
         ),
-        "txcheck.models.requests",
+        "txcheck.models.sim.requests",
     ),
     # invariants
     "always": "txcheck.invariants",
@@ -120,59 +125,59 @@ _EXPORTS: dict[str, str] = {
     "Kind": "txcheck.invariants",
     "Severity": "txcheck.invariants",
     "DEFAULT_INVARIANTS": "txcheck.invariants",
-    "RunView": "txcheck.models.runner",
-    "Step": "txcheck.models.runner",
-    "Part": "txcheck.models.choices",
+    "RunView": "txcheck.models.sim.runner",
+    "Step": "txcheck.models.sim.runner",
+    "Part": "txcheck.models.sim.choices",
     # services and the world
-    "ServiceSet": "txcheck.models.services",
-    "Committed": "txcheck.models.services",
-    "Rejected": "txcheck.models.services",
-    "CHECKOUT": "txcheck.models.checkout",
-    "World": "txcheck.models.world",
+    "ServiceSet": "txcheck.models.sim.services",
+    "Committed": "txcheck.models.sim.services",
+    "Rejected": "txcheck.models.sim.services",
+    "CHECKOUT": "txcheck.models.sim.checkout",
+    "World": "txcheck.models.sim.world",
     # contracts, fixtures, proposals, validation
-    "Contract": "txcheck.models.contract",
-    "Tool": "txcheck.models.contract",
-    "ArgRef": "txcheck.models.contract",
-    "ReceiptRef": "txcheck.models.contract",
-    "Workflow": "txcheck.models.contract",
-    "load_contract": "txcheck.models.contract_loader",
-    "parse_contract": "txcheck.models.contract_loader",
-    "default_contract": "txcheck.models.contract_loader",
-    "WorldFixture": "txcheck.models.fixture",
-    "load_world": "txcheck.models.fixture",
-    "parse_world": "txcheck.models.fixture",
-    "default_fixture": "txcheck.models.fixture",
-    "Call": "txcheck.models.proposal",
-    "Plan": "txcheck.models.proposal",
-    "plan_from_json": "txcheck.models.proposal",
-    "plan_to_json": "txcheck.models.proposal",
-    "load_proposal": "txcheck.models.proposal_parser",
-    "parse_proposal": "txcheck.models.proposal_parser",
-    "validate": "txcheck.models.validation",
-    "Verdict": "txcheck.models.verdict",
-    "Violation": "txcheck.models.verdict",
+    "Contract": "txcheck.models.plan.contract",
+    "Tool": "txcheck.models.plan.contract",
+    "ArgRef": "txcheck.models.plan.contract",
+    "ReceiptRef": "txcheck.models.plan.contract",
+    "Workflow": "txcheck.models.plan.contract",
+    "load_contract": "txcheck.models.plan.contract_loader",
+    "parse_contract": "txcheck.models.plan.contract_loader",
+    "default_contract": "txcheck.models.plan.contract_loader",
+    "WorldFixture": "txcheck.models.sim.fixture",
+    "load_world": "txcheck.models.sim.fixture",
+    "parse_world": "txcheck.models.sim.fixture",
+    "default_fixture": "txcheck.models.sim.fixture",
+    "Call": "txcheck.models.plan.proposal",
+    "Plan": "txcheck.models.plan.proposal",
+    "plan_from_json": "txcheck.models.plan.proposal",
+    "plan_to_json": "txcheck.models.plan.proposal",
+    "load_proposal": "txcheck.models.plan.proposal_parser",
+    "parse_proposal": "txcheck.models.plan.proposal_parser",
+    "validate": "txcheck.models.plan.validation",
+    "Verdict": "txcheck.models.plan.verdict",
+    "Violation": "txcheck.models.plan.verdict",
     "ScoreReport": "txcheck.scoring.scorer",
     "score": "txcheck.scoring.api",
     # the model checker
-    "Target": "txcheck.exploration.target",
-    "Bounds": "txcheck.exploration.target",
-    "Budget": "txcheck.exploration.target",
-    "Session": "txcheck.exploration.session",
-    "Execution": "txcheck.exploration.session",
-    "Failure": "txcheck.exploration.session",
-    "execute": "txcheck.exploration.session",
-    "explore": "txcheck.exploration.auto",
-    "ExploreResult": "txcheck.exploration.auto",
-    "ExploreVerdict": "txcheck.exploration.verdict",
-    "verdict_of": "txcheck.exploration.verdict",
-    "Counterexample": "txcheck.exploration.report",
-    "EngineReport": "txcheck.exploration.report",
-    "Deviation": "txcheck.exploration.schedule",
-    "Deviations": "txcheck.exploration.schedule",
-    "Action": "txcheck.models.choices",
-    "Choice": "txcheck.models.choices",
-    "FaultKind": "txcheck.models.choices",
-    "Outcome": "txcheck.models.choices",
+    "Target": "txcheck.exploration.kernel.target",
+    "Bounds": "txcheck.exploration.kernel.target",
+    "Budget": "txcheck.exploration.kernel.target",
+    "Session": "txcheck.exploration.kernel.session",
+    "Execution": "txcheck.exploration.kernel.session",
+    "Failure": "txcheck.exploration.kernel.session",
+    "execute": "txcheck.exploration.kernel.session",
+    "explore": "txcheck.exploration.engines.auto",
+    "ExploreResult": "txcheck.exploration.engines.auto",
+    "ExploreVerdict": "txcheck.exploration.kernel.verdict",
+    "verdict_of": "txcheck.exploration.kernel.verdict",
+    "Counterexample": "txcheck.exploration.kernel.report",
+    "EngineReport": "txcheck.exploration.kernel.report",
+    "Deviation": "txcheck.exploration.kernel.schedule",
+    "Deviations": "txcheck.exploration.kernel.schedule",
+    "Action": "txcheck.models.sim.choices",
+    "Choice": "txcheck.models.sim.choices",
+    "FaultKind": "txcheck.models.sim.choices",
+    "Outcome": "txcheck.models.sim.choices",
     "Trace": "txcheck.traces.document",
     "load_trace": "txcheck.traces.document",
     "replay": "txcheck.traces.document",

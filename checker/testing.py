@@ -28,27 +28,27 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 
 from txcheck.cli.render_trace import counterexample_report, render_text
-from txcheck.exploration.example_db import open_database
-from txcheck.exploration.hypothesis_engine import PHASES
-from txcheck.exploration.loading import (
+from txcheck.exploration.engines.hypothesis_engine import PHASES
+from txcheck.exploration.engines.machine import machine_class
+from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Target
+from txcheck.exploration.plansets.readiness import check_ready
+from txcheck.exploration.spread.example_db import open_database
+from txcheck.exploration.usercode.loading import (
     DEFAULT_POLICY_TIMEOUT,
     load_invariants,
     load_policy,
     load_services,
 )
-from txcheck.exploration.machine import machine_class
-from txcheck.exploration.readiness import check_ready
-from txcheck.exploration.session import Execution
-from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import TxcheckError
-from txcheck.models.fixture import WorldFixture, default_fixture
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal import Plan
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.fixture import WorldFixture, default_fixture
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.services import ServiceSet
 from txcheck.traces.destination import planted_link
 from txcheck.traces.document import trace_of, write_trace
 from txcheck.traces.repro import python_reproduction

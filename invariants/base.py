@@ -31,11 +31,11 @@ from typing import overload
 
 import attrs
 
-from txcheck.models.choices import Part, Vocabulary, part_mask
-from txcheck.models.contract import Contract
 from txcheck.models.errors import TxcheckError
-from txcheck.models.runner import RunView
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.choices import Part, Vocabulary, part_mask
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.services import ServiceSet
 
 __all__ = ["Applies", "Check", "Invariant", "Kind", "Severity", "always", "eventually"]
 

@@ -6,12 +6,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from txcheck.invariants.base import always, eventually
-from txcheck.models.behaviour import served_tools
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.choices import Part
-from txcheck.models.contract import Contract
-from txcheck.models.runner import RunView
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.behaviour import served_tools
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.choices import Part
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
     "no_double_charge",

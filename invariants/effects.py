@@ -20,10 +20,10 @@ from txcheck.invariants.views import (
     refused_by_world,
 )
 from txcheck.models.canonical import canonical_json, normalize
-from txcheck.models.choices import Part
 from txcheck.models.memo import IdentityMemo
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.runner import RunView
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.sim.choices import Part
+from txcheck.models.sim.runner import RunView
 
 __all__ = ["fault_free_completion", "no_double_effect", "no_orphaned_effect"]
 

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from txcheck.invariants.base import always, eventually
 from txcheck.invariants.views import last_phase_entry, plan_groups, progress_of, refused_by_world
-from txcheck.models.choices import Part
 from txcheck.models.memo import IdentityMemo
-from txcheck.models.policies.journal import TERMINAL_PHASES
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import RunView
-from txcheck.models.world import World
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Part
+from txcheck.models.sim.policies.journal import TERMINAL_PHASES
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.world import World
 
 __all__ = [
     "acceptable_outcome",

@@ -21,15 +21,15 @@ from typing import Any
 from txcheck.invariants.base import always, eventually
 from txcheck.invariants.views import last_phase_entry, plan_groups
 from txcheck.models.canonical import canonical_json, normalize
-from txcheck.models.choices import Part
-from txcheck.models.contract import Contract, Tool
-from txcheck.models.generic import GENERIC
 from txcheck.models.memo import IdentityMemo
-from txcheck.models.policies.base import shares_resource, undo_arguments
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import RunView
-from txcheck.models.services import ServiceSet
-from txcheck.models.world import admission
+from txcheck.models.plan.contract import Contract, Tool
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Part
+from txcheck.models.sim.generic import GENERIC
+from txcheck.models.sim.policies.base import shares_resource, undo_arguments
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.services import ServiceSet
+from txcheck.models.sim.world import admission
 
 __all__ = ["amounts_conserved", "compensation_matches_its_call", "no_compensation_past_pivot"]
 

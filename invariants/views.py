@@ -10,14 +10,14 @@ from typing import Any
 import attrs
 
 from txcheck.models.canonical import canonical_json
-from txcheck.models.contract import Contract
 from txcheck.models.memo import IdentityMemo
-from txcheck.models.policies.base import operation_id
-from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.runner import RunView
-from txcheck.models.validation import validate
-from txcheck.models.world import World
-from txcheck.models.world_rules import WorldBusinessCheck
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Plan, plan_to_json
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.policies.base import operation_id
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.world import World
+from txcheck.models.sim.world_rules import WorldBusinessCheck
 
 __all__ = [
     "Progress",

@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from examples.bank.ledger import LEDGER
-from txcheck.exploration.session import Chooser, Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import Chooser, Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.contract_loader import load_contract
-from txcheck.models.fixture import load_world
-from txcheck.models.policies import builtin_policy
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract_loader import load_contract
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.sim.fixture import load_world
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.services import ServiceSet
 
 __all__ = ["BANK", "CONTRACT", "FIXTURE", "PLAN", "run_bank", "target"]
 

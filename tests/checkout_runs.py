@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from txcheck.exploration.session import Chooser, Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import Chooser, Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.runner import Run
 
 __all__ = [
     "CONTRACT",

@@ -15,10 +15,10 @@ import pytest
 
 @pytest.fixture(scope="module")
 def dask_workers() -> Iterator[object]:
-    """Two local Dask worker processes (``txcheck.exploration.cluster.local_workers``),
+    """Two local Dask worker processes (``txcheck.exploration.spread.cluster.local_workers``),
     per test module: a cluster kept for the whole session runs its event loop (which uses
     the ``random`` module) under later Hypothesis tests, which then fail as flaky."""
-    cluster = pytest.importorskip("txcheck.exploration.cluster")
+    cluster = pytest.importorskip("txcheck.exploration.spread.cluster")
     with cluster.local_workers(2) as workers:
         yield workers
 

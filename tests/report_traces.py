@@ -16,15 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from txcheck.exploration.auto import explore
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Bounds, Budget, Target
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import load_proposal
+from txcheck.exploration.engines.auto import explore
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.traces.document import dumps_trace, trace_of
 from txcheck.traces.replaying import shared_plans
 

@@ -9,8 +9,8 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from txcheck.models.contract import Contract
-from txcheck.models.proposal import Call, Plan
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Call, Plan
 
 __all__ = [
     "CHECKOUT_STEPS",

@@ -18,17 +18,17 @@ from examples.bank.ledger import LEDGER
 from tests import bank_runs
 from tests.bank_runs import BANK, CONTRACT, FIXTURE, PLAN
 from txcheck.cli import main
-from txcheck.exploration.auto import explore
-from txcheck.exploration.representative import search_plans
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Bounds, Budget, Target
-from txcheck.exploration.verdict import verdict_of
+from txcheck.exploration.engines.auto import explore
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.kernel.verdict import verdict_of
+from txcheck.exploration.plansets.representative import search_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import InputError
-from txcheck.models.policies import builtin_policy
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.validation import validate
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.guarded import Guarded
 
 CONTRACT_PATH = str(BANK / "contract.json")
 WORLD_PATH = str(BANK / "world.json")

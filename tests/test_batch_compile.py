@@ -13,9 +13,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from txcheck.importers.bfcl import bfcl_cases
-from txcheck.models import rust_engine, schema_check, schema_walk, tool_schema
-from txcheck.models.contract_loader import parse_contract
-from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.plan import rust_engine, schema_check, schema_walk, tool_schema
+from txcheck.models.plan.contract_loader import parse_contract
+from txcheck.models.plan.proposal_parser import parse_proposal
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import score_file

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from txcheck.cli import main
 from txcheck.cli.render_score import ScoreView
-from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import score_file
 

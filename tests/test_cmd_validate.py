@@ -13,10 +13,10 @@ from rich.console import Console
 from tests.strategies import arbitrary_plans, checkout_calls
 from txcheck.cli import main
 from txcheck.cli.render_verdict import VerdictReport
-from txcheck.models.contract_loader import load_contract
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.validation import validate
+from txcheck.models.plan.contract_loader import load_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.plan.validation import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = str(ROOT / "examples" / "checkout" / "contract.json")

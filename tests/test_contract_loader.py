@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from txcheck.models.contract import ArgRef, Compensation, ReceiptRef
-from txcheck.models.contract_loader import default_contract, load_contract, parse_contract
 from txcheck.models.errors import ContractError
+from txcheck.models.plan.contract import ArgRef, Compensation, ReceiptRef
+from txcheck.models.plan.contract_loader import default_contract, load_contract, parse_contract
 
 
 def base() -> dict[str, Any]:

@@ -11,9 +11,9 @@ import attrs
 import pytest
 
 from tests.checkout_runs import PLAN, run_checked
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.models.policies import CONTROL_POLICIES, DESIGNATED
-from txcheck.models.proposal import Plan
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.policies import CONTROL_POLICIES, DESIGNATED
 
 # No confirm step: the plan is incomplete, and must be rejected before anything runs.
 INCOMPLETE = attrs.evolve(PLAN, calls=PLAN.calls[:3])

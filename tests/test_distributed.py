@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from conftest import free_port
 
-from txcheck.exploration.auto import explore
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.random_walk import RandomEngine
-from txcheck.exploration.report import Tally
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
-from txcheck.exploration.workers import Job
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, Guarded, builtin_policy
+from txcheck.exploration.engines.auto import explore
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.kernel.report import Tally
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.spread.workers import Job
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, Guarded, builtin_policy
 
 pytest.importorskip("distributed")
 
@@ -254,8 +254,8 @@ def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 STUCK = """
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.requests import JournalRead
+from txcheck.models.sim.policies.guarded import Guarded
+from txcheck.models.sim.requests import JournalRead
 
 
 class Loops(Guarded):

@@ -15,16 +15,16 @@ from txcheck.cli.render_evaluation import EvaluationView
 from txcheck.evaluate.evaluation import EvaluationReport, evaluate_file
 from txcheck.evaluate.fault_schedule import SCHEDULE_KINDS, fault_schedule
 from txcheck.evaluate.stage2 import judge_run, reference_of
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
-from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded, builtin_policy
-from txcheck.models.policies.base import ActorGen
-from txcheck.models.policies.journal import JournalState
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract, load_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded, builtin_policy
+from txcheck.models.sim.policies.base import ActorGen
+from txcheck.models.sim.policies.journal import JournalState
 from txcheck.scoring.cases import parse_cases, read_cases
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ import pytest
 from test_open_world import LAUNCH_CONTRACT
 
 from txcheck.cli import main
-from txcheck.models.fixture import default_fixture
+from txcheck.models.sim.fixture import default_fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 HOTEL = ROOT / "examples" / "contracts" / "hotel.json"

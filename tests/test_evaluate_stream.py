@@ -13,7 +13,7 @@ import pytest
 
 from txcheck.cli import main
 from txcheck.evaluate.evaluation import CaseEvaluation, evaluate_cases, evaluate_file
-from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.scoring import reading
 from txcheck.scoring.cases import Case, LineError, iter_cases, read_cases, text_lines
 

@@ -22,16 +22,16 @@ from hypothesis.database import (
 )
 
 from txcheck.cli import main
-from txcheck.exploration.example_db import (
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.spread.example_db import (
     KEY_PREFIX,
     CacheDatabase,
     check_database,
     open_database,
 )
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
 from txcheck.models.errors import InputError
-from txcheck.models.policies import builtin_policy
+from txcheck.models.sim.policies import builtin_policy
 
 POLICY = "control-no-saga"
 """A bug Hypothesis needs a few dozen examples to find (not the first one it tries)."""

@@ -19,12 +19,12 @@ from tests.checkout_runs import (
     run_checked,
 )
 from txcheck.cli import main
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Bounds, Deadline, Target
-from txcheck.models.choices import Choice
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal import Plan
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.policies.base import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "examples" / "policies" / "my_policy.py"

@@ -16,11 +16,11 @@ from rich.console import Console
 
 from txcheck.cli import main
 from txcheck.cli.progress import ExploreProgress
-from txcheck.exploration.auto import ENGINES
-from txcheck.exploration.faults import FAULT_KINDS
-from txcheck.exploration.report import Tally
+from txcheck.exploration.engines.auto import ENGINES
+from txcheck.exploration.engines.faults import FAULT_KINDS
+from txcheck.exploration.kernel.report import Tally
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.policies import DESIGNATED
+from txcheck.models.sim.policies import DESIGNATED
 from txcheck.scenarios.catalog import control, scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -167,8 +167,8 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 
 RAISING = """
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.requests import JournalAppend, JournalRead
+from txcheck.models.sim.policies.guarded import Guarded
+from txcheck.models.sim.requests import JournalAppend, JournalRead
 
 class Raising(Guarded):
     name = "raising"

@@ -16,13 +16,13 @@ from jsonschema import Draft202012Validator
 from tests.strategies import arbitrary_plans, json_values
 from tests.strategies import call as make_call
 from txcheck.cli import main
-from txcheck.models import fast_schema
-from txcheck.models.contract import Contract, Tool
-from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import ContractError
-from txcheck.models.fast_schema import fast_validator, schema_is_safe
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.schema_check import _scan, compile_contract
+from txcheck.models.plan import fast_schema
+from txcheck.models.plan.contract import Contract, Tool
+from txcheck.models.plan.contract_loader import load_contract
+from txcheck.models.plan.fast_schema import fast_validator, schema_is_safe
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.plan.schema_check import _scan, compile_contract
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACTS = [

@@ -13,18 +13,18 @@ from typing import Any
 import attrs
 import pytest
 
-from txcheck.exploration.report import EngineReport
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Bounds, Deadline, Target
-from txcheck.exploration.workers import InProcess
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded, builtin_policy
-from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy
-from txcheck.models.requests import Request, Sleep, ToolResult
-from txcheck.models.runner import Run
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.spread.workers import InProcess
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded, builtin_policy
+from txcheck.models.sim.policies.base import ActorGen, OrchestratorContext, Policy
+from txcheck.models.sim.requests import Request, Sleep, ToolResult
+from txcheck.models.sim.runner import Run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS

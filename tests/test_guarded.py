@@ -18,13 +18,13 @@ from tests.checkout_runs import (
     journal_phase,
     run_checked,
 )
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution
-from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
-from txcheck.models.choices import Choice
-from txcheck.models.policies import BUILTIN_POLICIES
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.runner import Run
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.sim.choices import TOOL_OUTCOMES as OUTCOMES
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.policies import BUILTIN_POLICIES
+from txcheck.models.sim.runner import Run
 
 WORKFLOW = ("create_order", "reserve_inventory", "charge_payment", "confirm_order")
 DEFAULT = default_choices("guarded")

@@ -31,18 +31,18 @@ from txcheck.cli.render_trace import counterexample_report
 from txcheck.cli.render_verdict import VerdictReport
 from txcheck.cli.safe_text import block, one_line
 from txcheck.evaluate.evaluation import evaluate_file
-from txcheck.exploration.auto import ExploreResult
-from txcheck.exploration.report import Counterexample, EngineReport
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
-from txcheck.exploration.verdict import ExploreVerdict
+from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.report import Counterexample, EngineReport
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.kernel.verdict import ExploreVerdict
 from txcheck.models.canonical import printable_json
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.validation import validate
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal_parser import parse_proposal
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.scenarios.results import summarize
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import score_file

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy
-from txcheck.exploration.target import Target
-from txcheck.models.choices import TOOL_OUTCOMES as OUTCOMES
-from txcheck.models.idempotency import DEFAULT_TTL, IdempotencyStore
-from txcheck.models.requests import Invoke, ToolResult
-from txcheck.models.world import PendingCall, World
+from txcheck.exploration.kernel.target import Target
+from txcheck.models.sim.choices import TOOL_OUTCOMES as OUTCOMES
+from txcheck.models.sim.idempotency import DEFAULT_TTL, IdempotencyStore
+from txcheck.models.sim.requests import Invoke, ToolResult
+from txcheck.models.sim.world import PendingCall, World
 
 
 def world(*, outbox: bool = True) -> World:

@@ -34,8 +34,8 @@ from txcheck.cli import main
 from txcheck.importers.common import chat_proposal
 from txcheck.importers.tau2 import tau2_cases
 from txcheck.importers.tau2_effects import annotate
-from txcheck.models.fixture import parse_world
-from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.plan.proposal_parser import parse_proposal
+from txcheck.models.sim.fixture import parse_world
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import CaseResult, score_file
 

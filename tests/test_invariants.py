@@ -14,13 +14,13 @@ import pytest
 
 from tests import bank_runs
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy, run_checked
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, always, by_name, eventually
 from txcheck.invariants.base import Invariant
 from txcheck.models.errors import TxcheckError
-from txcheck.models.history import Attempt
-from txcheck.models.runner import Run, RunView
+from txcheck.models.sim.history import Attempt
+from txcheck.models.sim.runner import Run, RunView
 
 # -- good worlds --------------------------------------------------------------------------
 

@@ -36,8 +36,8 @@ from txcheck import (
     eventually,
     explore,
 )
-from txcheck.exploration.auto import ENGINES
-from txcheck.exploration.target import Deadline
+from txcheck.exploration.engines.auto import ENGINES
+from txcheck.exploration.kernel.target import Deadline
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,7 +154,7 @@ def test_there_is_one_invariant_checking_loop() -> None:
                 and node.args[0].id == "view"
             ):
                 callers.append(str(path.relative_to(ROOT)))
-    assert callers == ["checker/exploration/session.py"]
+    assert callers == ["checker/exploration/kernel/session.py"]
 
 
 # -- settings and vocabularies -------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_every_public_name_resolves() -> None:
 
 def test_importing_txcheck_loads_no_engine_library() -> None:
     script = (
-        "import json, sys, txcheck, txcheck.models.runner\n"
+        "import json, sys, txcheck, txcheck.models.sim.runner\n"
         "print(json.dumps(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('hypothesis', 'rich', 'networkx'))))\n"
     )

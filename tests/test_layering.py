@@ -36,7 +36,7 @@ def _engine_module(name: str) -> bool:
 
 def test_importing_every_core_module_loads_no_engine_module() -> None:
     modules = [m for folder in CORE for m in _modules(folder)]
-    assert "txcheck.models.runner" in modules and "txcheck.invariants.orchestration" in modules
+    assert "txcheck.models.sim.runner" in modules and "txcheck.invariants.orchestration" in modules
     script = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"

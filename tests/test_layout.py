@@ -61,7 +61,7 @@ def test_a_project_with_its_own_models_checker_and_invariants_still_runs(tmp_pat
         textwrap.dedent(
             """\
             import models, checker, invariants
-            from txcheck.models.policies.guarded import Guarded
+            from txcheck.models.sim.policies.guarded import Guarded
 
             assert models.OWN and checker.OWN and invariants.OWN
 
@@ -72,7 +72,10 @@ def test_a_project_with_its_own_models_checker_and_invariants_still_runs(tmp_pat
         )
     )
     done = _run(
-        tmp_path, sys.executable, "-c", "import mymod, txcheck.exploration.auto; print('ok')"
+        tmp_path,
+        sys.executable,
+        "-c",
+        "import mymod, txcheck.exploration.engines.auto; print('ok')",
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
     txcheck = Path(sys.executable).parent / "txcheck"

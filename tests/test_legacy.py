@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from txcheck.models.proposal import Call, Plan
+from txcheck.models.plan.proposal import Call, Plan
 from txcheck.scoring.legacy import legacy_arguments, legacy_score
 
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import json_objects
-from txcheck.models.proposal import Call
-from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.plan.proposal import Call
+from txcheck.models.plan.proposal_parser import parse_proposal
 from txcheck.scoring.legacy import _seen_arguments, legacy_arguments
 
 

@@ -17,25 +17,25 @@ from hypothesis import strategies as st
 from examples.pytest_example.shop_policy import KeepsTheMoney
 from tests.strategies import checkout_calls
 from txcheck.cli import main
-from txcheck.exploration.faults import FAULT_KINDS, deviations_by_kind, draw_kind
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.loading import load_policy
-from txcheck.exploration.machine import describe_failure
-from txcheck.exploration.plan_space import PlanSpace
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.strategies import near_valid_plans, submissions, valid_plans
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.engines.faults import FAULT_KINDS, deviations_by_kind, draw_kind
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.engines.machine import describe_failure
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.plansets.plan_space import PlanSpace
+from txcheck.exploration.plansets.strategies import near_valid_plans, submissions, valid_plans
+from txcheck.exploration.usercode.loading import load_policy
 from txcheck.invariants import DEFAULT_INVARIANTS, always, eventually
-from txcheck.models.choices import Choice, FaultKind
-from txcheck.models.choices import fault_kind as kind_of
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture, parse_world
-from txcheck.models.policies import DESIGNATED, builtin_policy
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run, RunView
-from txcheck.models.validation import validate
-from txcheck.models.world_rules import business_check_from_doc
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.choices import Choice, FaultKind
+from txcheck.models.sim.choices import fault_kind as kind_of
+from txcheck.models.sim.fixture import default_fixture, parse_world
+from txcheck.models.sim.policies import DESIGNATED, builtin_policy
+from txcheck.models.sim.runner import Run, RunView
+from txcheck.models.sim.world_rules import business_check_from_doc
 from txcheck.testing import txcheck_testcase
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,13 +10,13 @@ from pathlib import Path
 import attrs
 import pytest
 
-from txcheck.exploration.schedule import Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded
 from txcheck.traces.document import load_trace, replay, target_of, translate_deviations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))

@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 
 from txcheck.cli import build_parser
-from txcheck.exploration.auto import explore
-from txcheck.exploration.report import Counterexample
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Bounds, Budget, Target
+from txcheck.exploration.engines.auto import explore
+from txcheck.exploration.kernel.report import Counterexample
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant

@@ -5,15 +5,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from txcheck.exploration.representative import NEAR_VALID, near_valid_plans, representative_plans
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.plansets.representative import (
+    NEAR_VALID,
+    near_valid_plans,
+    representative_plans,
+)
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract, parse_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded
-from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.validation import validate
+from txcheck.models.plan.contract_loader import default_contract, parse_contract
+from txcheck.models.plan.proposal import Plan, plan_to_json
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import policies

@@ -23,10 +23,10 @@ from txcheck import (
     validate,
 )
 from txcheck.cli import main
-from txcheck.exploration.readiness import check_ready
+from txcheck.exploration.plansets.readiness import check_ready
 from txcheck.models.errors import InputError
-from txcheck.models.generic import GENERIC, generic_services
-from txcheck.models.services import Committed, Rejected
+from txcheck.models.sim.generic import GENERIC, generic_services
+from txcheck.models.sim.services import Committed, Rejected
 
 ROOT = Path(__file__).resolve().parent.parent
 HOTEL = ROOT / "examples" / "contracts" / "hotel.json"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from txcheck.models.contract_loader import parse_contract
+from txcheck.models.plan.contract_loader import parse_contract
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.patterns import (
     AnyOf,

@@ -8,10 +8,10 @@ import networkx as nx
 from hypothesis import given, settings
 
 from tests.strategies import arbitrary_plans, call, checkout_calls, plan_of
-from txcheck.models.contract import Contract, Tool, Workflow
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.plan_graph import build_plan_graph, normalised
-from txcheck.models.proposal import Call, Plan
+from txcheck.models.plan.contract import Contract, Tool, Workflow
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.plan_graph import build_plan_graph, normalised
+from txcheck.models.plan.proposal import Call, Plan
 
 CONTRACT = default_contract()
 

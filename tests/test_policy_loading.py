@@ -9,21 +9,21 @@ from typing import Any
 import pytest
 
 from tests.strategies import checkout_calls
-from txcheck.exploration.loading import WatchedPolicy, load_policy, watchdog_available
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.usercode.loading import WatchedPolicy, load_policy, watchdog_available
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError, PolicyError
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded, builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded, builtin_policy
 
 PLAN = Plan.of(*checkout_calls("ord_1"))
 
 MODULE = """
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.requests import JournalRead
+from txcheck.models.sim.policies.guarded import Guarded
+from txcheck.models.sim.requests import JournalRead
 
 
 class Mine(Guarded):

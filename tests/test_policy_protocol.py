@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from txcheck.cli import main
-from txcheck.exploration.loading import load_policy
+from txcheck.exploration.usercode.loading import load_policy
 from txcheck.models.errors import InputError
 
 POLICIES = """
-from txcheck.models.policies.base import Policy
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.requests import Invoke, JournalRead
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.policies.guarded import Guarded
+from txcheck.models.sim.requests import Invoke, JournalRead
 
 
 class YieldsNone(Guarded):

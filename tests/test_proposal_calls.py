@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from txcheck.models import proposal_parser
 from txcheck.models.errors import ProposalFormatError
-from txcheck.models.proposal import plan_to_json
-from txcheck.models.proposal_parser import parse_proposal
+from txcheck.models.plan import proposal_parser
+from txcheck.models.plan.proposal import plan_to_json
+from txcheck.models.plan.proposal_parser import parse_proposal
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPOSALS = sorted((ROOT / "examples/proposals").glob("*.json"))

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from txcheck.models.errors import ProposalFormatError
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import load_proposal, parse_proposal
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import load_proposal, parse_proposal
 
 ARGS = {"order_id": "o-1", "amount": 1250}
 

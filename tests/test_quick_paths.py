@@ -17,14 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import arbitrary_plans, call, checkout_calls, json_values
-from txcheck.models.contract_index import contract_index
-from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.plan_graph import build_plan_graph, plan_graph_violations
-from txcheck.models.plan_quick import quick_checks
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.schema_check import MAX_ARGUMENT_DEPTH, _plain, _scan
-from txcheck.models.validation import _key_violations, proven_valid, validate
+from txcheck.models.plan.contract_index import contract_index
+from txcheck.models.plan.contract_loader import default_contract, load_contract
+from txcheck.models.plan.plan_graph import build_plan_graph, plan_graph_violations
+from txcheck.models.plan.plan_quick import quick_checks
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.plan.schema_check import MAX_ARGUMENT_DEPTH, _plain, _scan
+from txcheck.models.plan.validation import _key_violations, proven_valid, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = default_contract()

@@ -8,18 +8,18 @@ import random
 import attrs
 import pytest
 
-from txcheck.exploration.random_walk import WALKS_PER_EXAMPLE, RandomEngine, _Walk
-from txcheck.exploration.report import EngineReport
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.shrink import delta_debug
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.engines.random_walk import WALKS_PER_EXAMPLE, RandomEngine, _Walk
+from txcheck.exploration.engines.shrink import delta_debug
+from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, builtin_policy
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
-from txcheck.exploration.schedule import Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Bounds, Deadline, Target
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.schedule import Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Deadline, Target
 from txcheck.models.canonical import stable_hash
-from txcheck.models.choices import Choice
-from txcheck.models.policies import Guarded
-from txcheck.models.policies.base import OrchestratorContext
-from txcheck.models.proposal import Plan, plan_from_json
+from txcheck.models.plan.proposal import Plan, plan_from_json
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.policies import Guarded
+from txcheck.models.sim.policies.base import OrchestratorContext
 from txcheck.traces.document import translate_deviations
 
 TWO_PLANS = Path(__file__).parent / "regressions" / "guarded-two-plans-double-charge.json"

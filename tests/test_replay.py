@@ -12,14 +12,14 @@ from rich.console import Console
 from tests.strategies import checkout_calls
 from txcheck.cli import main
 from txcheck.cli.cmd_replay import ReplayReport, replay_trace, shared_plans
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.traces.document import dumps_trace, load_trace, target_of, trace_of, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent

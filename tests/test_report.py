@@ -18,9 +18,9 @@ from report_dom import Node, parse
 from report_traces import KINDS, PLAN_FILE, write
 
 from txcheck.cli import main
-from txcheck.models.choices import Choice
-from txcheck.models.policies import builtin_policy
-from txcheck.models.runner import Step
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.runner import Step
 from txcheck.report import steps as steps_module
 from txcheck.report.diagram import sequence_svg
 from txcheck.report.steps import step_views

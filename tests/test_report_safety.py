@@ -23,15 +23,15 @@ from report_dom import Node, parse
 from test_hostile_text import _FORBIDDEN, HOSTILE, _chat, _checkout
 
 from txcheck.cli.safe_text import escape_controls
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.runner import Step
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal_parser import parse_proposal
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.runner import Step
 from txcheck.report.build import html_report
 from txcheck.report.compare import comparison_section
 from txcheck.report.diagram import sequence_svg

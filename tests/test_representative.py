@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from txcheck.exploration.representative import representative_plans
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract, parse_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.proposal import plan_to_json
-from txcheck.models.validation import validate
-from txcheck.models.world_rules import WorldBusinessCheck
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract, parse_contract
+from txcheck.models.plan.proposal import plan_to_json
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.world_rules import WorldBusinessCheck
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()

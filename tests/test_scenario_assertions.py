@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS as INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.scenarios.assertions import (
     Evidence,
     charges,

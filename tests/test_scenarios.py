@@ -21,15 +21,15 @@ from rich.console import Console
 
 from txcheck.cli import cmd_scenarios, main
 from txcheck.cli.render_scenarios import ScenariosReport
-from txcheck.exploration.schedule import Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import TxcheckError
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, builtin_policy
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, builtin_policy
 from txcheck.scenarios.catalog import (
     CONTROLS,
     DIMENSIONS,

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from tests.strategies import call
-from txcheck.models import schema_check
-from txcheck.models.contract import Contract, Tool
-from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import ContractError
-from txcheck.models.schema_check import closed_schema, compile_contract, nesting_depth
-from txcheck.models.verdict import Violation
+from txcheck.models.plan import schema_check
+from txcheck.models.plan.contract import Contract, Tool
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.schema_check import closed_schema, compile_contract, nesting_depth
+from txcheck.models.plan.verdict import Violation
 
 
 def contract_with(schema: dict[str, Any], *, strict: bool = False) -> Contract:

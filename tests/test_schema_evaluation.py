@@ -21,11 +21,11 @@ import pytest
 from tests.hostile_schemas import CORPUS, Hostile
 from tests.strategies import call
 from txcheck.cli import main
-from txcheck.models import schema_errors
-from txcheck.models.contract import Contract, Tool
-from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import ContractError
-from txcheck.models.schema_check import compile_contract
+from txcheck.models.plan import schema_errors
+from txcheck.models.plan.contract import Contract, Tool
+from txcheck.models.plan.contract_loader import parse_contract
+from txcheck.models.plan.schema_check import compile_contract
 
 ROOT = Path(__file__).resolve().parent.parent
 

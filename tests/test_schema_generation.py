@@ -14,13 +14,13 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-import txcheck.exploration.schema_values as schema_values_module
+import txcheck.exploration.plansets.schema_values as schema_values_module
 from txcheck import Guarded, Target, explore, load_contract, txcheck_testcase
 from txcheck.cli import main
-from txcheck.exploration.schema_draw import first_draw_problem
-from txcheck.exploration.schema_values import MAX_DEPTH, schema_values
+from txcheck.exploration.plansets.schema_draw import first_draw_problem
+from txcheck.exploration.plansets.schema_values import MAX_DEPTH, schema_values
 from txcheck.models.errors import InputError
-from txcheck.models.schema_limits import GENERATED_SIZE_LIMIT, generation_problem
+from txcheck.models.plan.schema_limits import GENERATED_SIZE_LIMIT, generation_problem
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from jsonschema.exceptions import SchemaError
 
-from txcheck.models.contract_loader import load_contract
-from txcheck.models.proposal_parser import load_proposal
-from txcheck.models.schema_check import CompiledContract
-from txcheck.models.tool_schema import check_schema
+from txcheck.models.plan.contract_loader import load_contract
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.plan.schema_check import CompiledContract
+from txcheck.models.plan.tool_schema import check_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 

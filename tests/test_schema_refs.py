@@ -27,11 +27,11 @@ import attrs
 import pytest
 
 from txcheck.cli import main
-from txcheck.models.contract import Contract, Tool
-from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import ContractError
 from txcheck.models.json_path import format_path
-from txcheck.models.schema_check import compile_contract
+from txcheck.models.plan.contract import Contract, Tool
+from txcheck.models.plan.contract_loader import parse_contract
+from txcheck.models.plan.schema_check import compile_contract
 from txcheck.traces.document import content_digest
 
 ROOT = Path(__file__).resolve().parent.parent

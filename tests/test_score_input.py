@@ -15,7 +15,7 @@ from rich.console import Console
 
 from txcheck.cli import main
 from txcheck.cli.render_score import ScoreStream
-from txcheck.models.contract_loader import load_contract
+from txcheck.models.plan.contract_loader import load_contract
 from txcheck.scoring import case_contracts, reading
 from txcheck.scoring.case_contracts import CaseContracts, contract_document
 from txcheck.scoring.cases import iter_cases, parse_cases

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from txcheck.models.contract_loader import default_contract
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.scoring import scorer
 from txcheck.scoring.cases import parse_cases
 from txcheck.scoring.scorer import score_file

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract, load_contract
-from txcheck.models.validation import validate
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract, load_contract
+from txcheck.models.plan.validation import validate
 from txcheck.scoring import scorer as scoring
 from txcheck.scoring.cases import parse_cases, read_cases
 from txcheck.scoring.scorer import CaseResult, ScoreReport, score_case, score_file

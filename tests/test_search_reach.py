@@ -25,21 +25,21 @@ from tests.blind_spots import (
     UndoResolvedByForwardCall,
 )
 from txcheck.cli import main
-from txcheck.exploration.representative import representative_plans, search_plans
-from txcheck.exploration.session import Session, execute
-from txcheck.exploration.systematic import SystematicEngine, plan_sets_of
-from txcheck.exploration.target import Bounds, Deadline, Target
-from txcheck.exploration.visited import FingerprintTable, collision_odds
+from txcheck.exploration.engines.systematic import SystematicEngine, plan_sets_of
+from txcheck.exploration.engines.visited import FingerprintTable, collision_odds
+from txcheck.exploration.kernel.session import Session, execute
+from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans, search_plans
 from txcheck.invariants import DEFAULT_INVARIANTS, always
-from txcheck.models.choices import Action, Choice, Outcome, Part
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.deviation_cost import REPEAT_LIMIT, deviation_count
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import Guarded, builtin_policy
-from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.runner import CLOCK, Step
-from txcheck.models.validation import validate
-from txcheck.models.world_rules import WorldBusinessCheck
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan, plan_to_json
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.choices import Action, Choice, Outcome, Part
+from txcheck.models.sim.deviation_cost import REPEAT_LIMIT, deviation_count
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import Guarded, builtin_policy
+from txcheck.models.sim.runner import CLOCK, Step
+from txcheck.models.sim.world_rules import WorldBusinessCheck
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS

@@ -54,8 +54,8 @@ POLICIES = """
 import signal
 
 from txcheck.invariants import always
-from txcheck.models.policies.guarded import Guarded
-from txcheck.models.requests import JournalRead
+from txcheck.models.sim.policies.guarded import Guarded
+from txcheck.models.sim.requests import JournalRead
 
 
 class SwallowsEverything(Guarded):

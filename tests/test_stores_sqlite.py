@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from txcheck.models.idempotency import IdempotencyStore
+from txcheck.models.sim.idempotency import IdempotencyStore
 from txcheck.models.stores import (
     IdempotencyStoreProtocol,
     InboxProtocol,

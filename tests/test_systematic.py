@@ -10,22 +10,22 @@ from pathlib import Path
 import attrs
 import pytest
 
-from txcheck.exploration.independence import Moment
-from txcheck.exploration.report import EngineReport
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.session import execute
-from txcheck.exploration.systematic import SystematicEngine
-from txcheck.exploration.target import Bounds, Deadline, Target
+from txcheck.exploration.engines.independence import Moment
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.checkout import CHECKOUT as CHECKOUT_SERVICES
-from txcheck.models.choices import Choice
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import DESIGNATED, Guarded, builtin_policy
-from txcheck.models.policies.base import ActorGen, Policy
-from txcheck.models.proposal import Plan
-from txcheck.models.requests import Delivery, SeenCheck
-from txcheck.models.runner import Run
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.checkout import CHECKOUT as CHECKOUT_SERVICES
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import DESIGNATED, Guarded, builtin_policy
+from txcheck.models.sim.policies.base import ActorGen, Policy
+from txcheck.models.sim.requests import Delivery, SeenCheck
+from txcheck.models.sim.runner import Run
 from txcheck.traces.document import trace_of
 
 CONTRACT = default_contract()

@@ -12,17 +12,17 @@ from typing import Any
 import attrs
 import pytest
 
-import txcheck.exploration.systematic_split as split_module
-from txcheck.exploration.report import EngineReport
-from txcheck.exploration.representative import representative_plans
-from txcheck.exploration.systematic import SystematicEngine, _Node
-from txcheck.exploration.systematic_split import CHUNKS, _cut
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
-from txcheck.exploration.visited import FingerprintTable, Overlay
-from txcheck.exploration.workers import InProcess
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
+import txcheck.exploration.engines.systematic_split as split_module
+from txcheck.exploration.engines.systematic import SystematicEngine, _Node
+from txcheck.exploration.engines.systematic_split import CHUNKS, _cut
+from txcheck.exploration.engines.visited import FingerprintTable, Overlay
+from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.spread.workers import InProcess
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS

@@ -15,7 +15,7 @@ import pytest
 
 from txcheck.cli import cmd_explore, main
 from txcheck.models.errors import InputError
-from txcheck.models.fixture import default_fixture
+from txcheck.models.sim.fixture import default_fixture
 from txcheck.traces import atomic
 from txcheck.traces.document import (
     TRACE_FORMAT,

@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 
 from tests.strategies import checkout_calls
 from txcheck.cli import main
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
 from txcheck.traces.document import TraceError, content_digest, dumps_trace, load_trace, trace_of
 from txcheck.traces.trace_schema import check_structure
 

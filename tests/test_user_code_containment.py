@@ -28,7 +28,7 @@ from hostile_user_code import (
 )
 
 from txcheck.cli import main
-from txcheck.exploration.loading import (
+from txcheck.exploration.usercode.loading import (
     Bounded,
     bounded_invariant,
     bounded_services,
@@ -36,7 +36,7 @@ from txcheck.exploration.loading import (
     load_services,
 )
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.checkout import CHECKOUT
+from txcheck.models.sim.checkout import CHECKOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 GIFT_CONTRACT = str(ROOT / "examples" / "custom_service" / "contract.json")

@@ -18,12 +18,12 @@ from tests.strategies import (
     checkout_calls,
     plan_of,
 )
-from txcheck.models.business import NO_WORLD, BusinessCheck
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.validation import validate
-from txcheck.models.verdict import Violation
+from txcheck.models.plan.business import NO_WORLD, BusinessCheck
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.plan.validation import validate
+from txcheck.models.plan.verdict import Violation
 
 CONTRACT = default_contract()
 

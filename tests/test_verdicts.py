@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
-from txcheck.exploration.auto import ExploreResult
-from txcheck.exploration.report import EngineReport
-from txcheck.exploration.target import Bounds, Target
-from txcheck.exploration.verdict import verdict_of
-from txcheck.models.policies import Guarded
+from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.target import Bounds, Target
+from txcheck.exploration.kernel.verdict import verdict_of
+from txcheck.models.sim.policies import Guarded
 
 ROOT = Path(__file__).resolve().parent.parent
 VALID_PLAN = str(ROOT / "examples" / "proposals" / "valid_openai_chat.json")

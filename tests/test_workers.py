@@ -14,18 +14,18 @@ from typing import Any
 import attrs
 import pytest
 
-from txcheck.exploration.auto import explore
-from txcheck.exploration.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.random_walk import RandomEngine
-from txcheck.exploration.report import EngineReport, Tally
-from txcheck.exploration.shipping import ShippingError, describe, rebuild
-from txcheck.exploration.spread import derived_seed, shares_of, spread
-from txcheck.exploration.target import Bounds, Budget, Deadline, Target
-from txcheck.exploration.workers import InProcess, Job
+from txcheck.exploration.engines.auto import explore
+from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.kernel.report import EngineReport, Tally
+from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.spread.shipping import ShippingError, describe, rebuild
+from txcheck.exploration.spread.spread import derived_seed, shares_of, spread
+from txcheck.exploration.spread.workers import InProcess, Job
 from txcheck.invariants import DEFAULT_INVARIANTS, always
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.policies import Guarded, builtin_policy
-from txcheck.models.services import ServiceSet
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.policies import Guarded, builtin_policy
+from txcheck.models.sim.services import ServiceSet
 
 
 def _target(name: str, *, examples: int = 120, seed: int | None = 1) -> Target:
@@ -140,9 +140,9 @@ def test_explore_with_workers_spreads_every_engine() -> None:
 
 MODULE = """
 from txcheck.invariants import always
-from txcheck.models.checkout import checkout_state, CHECKOUT
-from txcheck.models.policies import Guarded
-from txcheck.models.services import ServiceSet
+from txcheck.models.sim.checkout import checkout_state, CHECKOUT
+from txcheck.models.sim.policies import Guarded
+from txcheck.models.sim.services import ServiceSet
 
 
 class MyPolicy(Guarded):
@@ -167,15 +167,15 @@ def test_a_user_target_is_described_by_import_paths_and_rebuilt(
     script = textwrap.dedent(
         """
         import pickle, sys
-        from txcheck.exploration.loading import load_invariants, load_policy, load_services
-        from txcheck.exploration.shipping import describe, rebuild
-        from txcheck.exploration.target import Target
+        from txcheck.exploration.usercode.loading import load_invariants, load_policy, load_services
+        from txcheck.exploration.spread.shipping import describe, rebuild
+        from txcheck.exploration.kernel.target import Target
         from txcheck.invariants import DEFAULT_INVARIANTS
         loaded = load_policy("shipme:MyPolicy")
         target = Target(
             policy=loaded.policy,
             policy_name=loaded.spec,
-            services=(*load_services(["txcheck.models.checkout:CHECKOUT"]),
+            services=(*load_services(["txcheck.models.sim.checkout:CHECKOUT"]),
                       *load_services(["shipme:MINE"])),
             invariants=(*DEFAULT_INVARIANTS, *load_invariants(["shipme:never_fails"])),
         )
@@ -191,7 +191,8 @@ def test_a_user_target_is_described_by_import_paths_and_rebuilt(
     assert done.returncode == 0, done.stderr
     first, second = done.stdout.splitlines()
     assert first == (
-        "shipme:MyPolicy 5.0 ('txcheck.models.checkout:CHECKOUT', 'shipme:MINE') shipme:never_fails"
+        "shipme:MyPolicy 5.0 ('txcheck.models.sim.checkout:CHECKOUT', 'shipme:MINE')"
+        " shipme:never_fails"
     )
     assert second == "MyPolicy ['checkout', 'mine']"
 
@@ -204,7 +205,7 @@ def test_the_built_in_parts_are_named_and_rebuilt() -> None:
         None,
         None,
     )
-    assert spec.services == ("txcheck.models.checkout:CHECKOUT",)
+    assert spec.services == ("txcheck.models.sim.checkout:CHECKOUT",)
     assert spec.invariants[0] == "txcheck.invariants.checkout:no_double_charge"
     again = rebuild(spec)
     assert [i.name for i in again.invariants] == [i.name for i in DEFAULT_INVARIANTS]

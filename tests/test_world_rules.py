@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
-from txcheck.models.checkout import CHECKOUT, charge_payment, refund_payment
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import default_fixture
-from txcheck.models.proposal import Plan
-from txcheck.models.services import Committed, Rejected
-from txcheck.models.validation import validate
-from txcheck.models.world_rules import WorldBusinessCheck, business_check_from_doc
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.validation import validate
+from txcheck.models.sim.checkout import CHECKOUT, charge_payment, refund_payment
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.services import Committed, Rejected
+from txcheck.models.sim.world_rules import WorldBusinessCheck, business_check_from_doc
 
 CONTRACT = default_contract()
 CHECK = WorldBusinessCheck(fixture=default_fixture())

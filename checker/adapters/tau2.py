@@ -52,8 +52,8 @@ from txcheck.adapters.tau2_worlds import (
 )
 from txcheck.invariants.base import eventually
 from txcheck.models.errors import InputError
-from txcheck.models.runner import RunView
-from txcheck.models.services import Committed, ServiceSet
+from txcheck.models.sim.runner import RunView
+from txcheck.models.sim.services import Committed, ServiceSet
 
 __all__ = [
     "DOMAINS",

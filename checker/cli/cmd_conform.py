@@ -1,7 +1,7 @@
 """``txcheck conform KIND --impl module:Class``: check a store against the model.
 
 A Hypothesis state machine applies the same operations to the implementation and to the
-model (``txcheck.models.idempotency`` and ``txcheck.models.stores.memory``) and compares
+model (``txcheck.models.sim.idempotency`` and ``txcheck.models.stores.memory``) and compares
 every answer; for a store exposing its ``sqlite3`` connection, an operation may also crash
 at a statement boundary (in a child process, then the file is reopened) or race a second
 client statement by statement. Exit 0 with what was exercised, 1 with the shortest failing
@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 def _factory(spec: str, kind: str) -> Any:
     """A callable ``path -> store`` that turns any failure to open into ``StoreError``."""
-    from txcheck.exploration.loading import _resolve, _spec
+    from txcheck.exploration.usercode.loading import _resolve, _spec
     from txcheck.models.errors import ControlFlow, StoreError, raised
     from txcheck.models.stores import protocols
 

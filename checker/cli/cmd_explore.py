@@ -35,18 +35,18 @@ from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
-from txcheck.exploration.auto import ENGINES, ExploreResult, explore
-from txcheck.exploration.example_db import check_database, forget_warnings
-from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
-from txcheck.exploration.report import Counterexample
-from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
-from txcheck.exploration.verdict import ExploreVerdict, verdict_of
-from txcheck.exploration.workers import Workers
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract, load_contract
+from txcheck.exploration.engines.auto import ENGINES, ExploreResult, explore
+from txcheck.exploration.kernel.report import Counterexample
+from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+from txcheck.exploration.spread.example_db import check_database, forget_warnings
+from txcheck.exploration.spread.workers import Workers
+from txcheck.exploration.usercode.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.models.errors import InputError, user_code_error
-from txcheck.models.fixture import WorldFixture, default_fixture, load_world
-from txcheck.models.proposal_parser import load_proposal
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract, load_contract
+from txcheck.models.plan.proposal_parser import load_proposal
+from txcheck.models.sim.fixture import WorldFixture, default_fixture, load_world
 from txcheck.report.output import check_report_path
 from txcheck.traces.document import check_writable, trace_of, write_trace
 from txcheck.traces.replaying import rerun_difference
@@ -169,7 +169,7 @@ def _workers(args: argparse.Namespace) -> AbstractContextManager[Workers | None]
     if args.workers is not None and args.workers > limit:
         raise InputError(f"must be at most {limit} (got {args.workers})", source="--workers")
     try:
-        from txcheck.exploration import cluster
+        from txcheck.exploration.spread import cluster
     except ImportError as error:
         raise InputError(
             f"needs Dask, which is not installed ({error}): pip install 'txcheck[distributed]'",

@@ -22,9 +22,9 @@ from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.console import report_console
 from txcheck.cli.render_scenarios import ScenariosReport
 from txcheck.cli.user_code import add_user_code_options, user_code
-from txcheck.models.contract_loader import default_contract
 from txcheck.models.errors import InputError
-from txcheck.models.fixture import default_fixture
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.fixture import default_fixture
 from txcheck.scenarios.catalog import CONTROLS, SCENARIOS
 from txcheck.scenarios.results import check_results, write_results
 from txcheck.scenarios.run import broken, run_all

@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.render_score import ScoreStream
     from txcheck.cli.safe_text import one_line
     from txcheck.cli.stopping import Stopping
-    from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_services
-    from txcheck.exploration.target import Deadline
-    from txcheck.models.checkout import CHECKOUT
-    from txcheck.models.contract_loader import load_contract
+    from txcheck.exploration.kernel.target import Deadline
+    from txcheck.exploration.usercode.loading import DEFAULT_POLICY_TIMEOUT, load_services
+    from txcheck.models.plan.contract_loader import load_contract
+    from txcheck.models.sim.checkout import CHECKOUT
     from txcheck.scoring.case_contracts import CaseContracts
     from txcheck.scoring.cases import LineError, iter_cases, open_cases
     from txcheck.scoring.reading import iter_lines

@@ -96,9 +96,9 @@ def world_check(args: argparse.Namespace) -> Any:
     if not args.world:
         return None
     from txcheck.cli.contract_warnings import warn_unread
-    from txcheck.exploration.loading import load_services
-    from txcheck.models.checkout import CHECKOUT
-    from txcheck.models.world_rules import business_check_from_file
+    from txcheck.exploration.usercode.loading import load_services
+    from txcheck.models.sim.checkout import CHECKOUT
+    from txcheck.models.sim.world_rules import business_check_from_file
 
     check = business_check_from_file(args.world, (CHECKOUT, *load_services(args.services)))
     warn_unread("validate", check.fixture, check.services)
@@ -108,10 +108,10 @@ def world_check(args: argparse.Namespace) -> Any:
 def _single(args: argparse.Namespace, contract_path: str, proposal_path: str) -> int:
     """One proposal: the verdict, exactly as ``validate`` has always printed it."""
     from txcheck.cli import EXIT_FOUND, EXIT_OK
-    from txcheck.models.contract_loader import load_contract
     from txcheck.models.errors import InputError
-    from txcheck.models.proposal_parser import load_proposal
-    from txcheck.models.validation import validate
+    from txcheck.models.plan.contract_loader import load_contract
+    from txcheck.models.plan.proposal_parser import load_proposal
+    from txcheck.models.plan.validation import validate
 
     contract = load_contract(contract_path)
     if contract.warnings:

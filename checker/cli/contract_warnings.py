@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from txcheck.cli.safe_text import one_line
-from txcheck.models.contract import Contract
-from txcheck.models.fixture import WorldFixture
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.fixture import WorldFixture
+from txcheck.models.sim.services import ServiceSet
 
 __all__ = ["warn_about", "warn_unread"]
 
@@ -25,7 +25,7 @@ def warn_about(command: str, contract: Contract) -> list[str]:
 def warn_unread(command: str, fixture: WorldFixture, services: Sequence[ServiceSet]) -> list[str]:
     """Warn about each non-empty section of ``fixture`` that none of ``services`` reads (the
     rules that would read it are not there); return the warnings for ``--json``."""
-    from txcheck.models.world_rules import unread_sections  # noqa: PLC0415 (start-up)
+    from txcheck.models.sim.world_rules import unread_sections  # noqa: PLC0415 (start-up)
 
     warnings = [
         f"{fixture.source}: the world fixture's section {name!r} is read by no service, so "

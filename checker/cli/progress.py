@@ -1,6 +1,6 @@
 """A live progress line for ``txcheck explore`` on stderr, shown only on a terminal.
 
-It reads the running search's counters (a ``txcheck.exploration.report.Tally``) a few times a
+It reads the running search's counters (a ``txcheck.exploration.kernel.report.Tally``) a few times a
 second: runs, steps per second, distinct deviation kinds taken, elapsed time. A search
 spread over workers keeps one ``Tally`` equal to the sum of every worker's, so the line
 counts runs across all of them. Nothing here ever reaches stdout or a result file.
@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from txcheck.exploration.report import Tally
-from txcheck.models.choices import FaultKind
+from txcheck.exploration.kernel.report import Tally
+from txcheck.models.sim.choices import FaultKind
 
 __all__ = ["ExploreProgress"]
 

@@ -18,9 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
-from txcheck.exploration.auto import ExploreResult
-from txcheck.exploration.verdict import ExploreVerdict
-from txcheck.models.choices import FaultKind
+from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.verdict import ExploreVerdict
+from txcheck.models.sim.choices import FaultKind
 
 __all__ = ["ExploreSummary"]
 

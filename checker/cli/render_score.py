@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
-from txcheck.models.verdict import Violation
+from txcheck.models.plan.verdict import Violation
 from txcheck.scoring.cases import LineError
 from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary
 

@@ -25,10 +25,10 @@ from rich.text import Text
 
 from txcheck.cli.console import report_console
 from txcheck.cli.safe_text import block, one_line
-from txcheck.exploration.session import Execution
-from txcheck.exploration.target import Target
-from txcheck.models.policies import BUILTIN_POLICIES
-from txcheck.models.runner import Run, Step
+from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.target import Target
+from txcheck.models.sim.policies import BUILTIN_POLICIES
+from txcheck.models.sim.runner import Run, Step
 from txcheck.traces.json_diff import json_diff
 
 __all__ = ["CounterexampleReport", "counterexample_report", "render_text", "report_console"]

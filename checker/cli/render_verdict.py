@@ -17,10 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.cli.safe_text import one_line
-from txcheck.models.contract import Contract
 from txcheck.models.json_path import describe
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.verdict import Verdict
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.plan.verdict import Verdict
 
 __all__ = ["VerdictReport"]
 

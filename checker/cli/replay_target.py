@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 
 from txcheck.cli.user_code import select_invariants
-from txcheck.exploration.loading import load_invariants, load_policy, load_services
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.usercode.loading import load_invariants, load_policy, load_services
 from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.checkout import CHECKOUT
+from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.traces.document import Trace, target_of
 from txcheck.traces.replaying import check_trust
 

@@ -24,8 +24,8 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from txcheck.cli.safe_text import one_line
-from txcheck.exploration.loading import IN_USER_CODE, USER_CODE_NAME
-from txcheck.exploration.target import Deadline
+from txcheck.exploration.kernel.target import Deadline
+from txcheck.exploration.usercode.loading import IN_USER_CODE, USER_CODE_NAME
 
 __all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Stopping"]
 

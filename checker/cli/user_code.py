@@ -14,11 +14,15 @@ from typing import Any
 import attrs
 
 from txcheck.cli.arguments import positive_seconds
-from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, load_invariants, load_services
+from txcheck.exploration.usercode.loading import (
+    DEFAULT_POLICY_TIMEOUT,
+    load_invariants,
+    load_services,
+)
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.checkout import CHECKOUT
 from txcheck.models.errors import InputError
-from txcheck.models.services import ServiceSet
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
     "UserCode",

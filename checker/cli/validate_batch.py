@@ -34,14 +34,14 @@ from txcheck.cli.contract_warnings import warn_about
 from txcheck.cli.progress_line import LineProgress
 from txcheck.cli.safe_text import one_line
 from txcheck.models.canonical import printable_json
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import load_contract
 from txcheck.models.errors import InputError
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import load_proposal, parse_proposal
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import load_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import load_proposal, parse_proposal
+from txcheck.models.plan.validation import validate
+from txcheck.models.plan.verdict import Verdict
 from txcheck.models.strict_json import StrictJsonError, loads_strict
-from txcheck.models.validation import validate
-from txcheck.models.verdict import Verdict
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import open_cases
 from txcheck.scoring.reading import LineError, iter_lines

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from txcheck.models.idempotency import Begin, IdempotencyRecord, IdempotencyStore
+from txcheck.models.sim.idempotency import Begin, IdempotencyRecord, IdempotencyStore
 from txcheck.models.stores.memory import MemoryInbox, MemoryJournal, MemoryOutbox
 
 __all__ = ["KIND_SPECS", "KindSpec", "Op", "answer"]

@@ -36,17 +36,17 @@ from txcheck.evaluate.stage2 import (
     reference_of,
     run_schedule,
 )
-from txcheck.exploration.readiness import readiness_problem
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.plansets.readiness import readiness_problem
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
-from txcheck.models.fixture import WorldFixture, default_fixture, parse_world
-from txcheck.models.policies import Guarded
-from txcheck.models.proposal import Plan
-from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.plan.proposal_parser import parse_proposal
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.fixture import WorldFixture, default_fixture, parse_world
+from txcheck.models.sim.policies import Guarded
+from txcheck.models.sim.services import ServiceSet
 from txcheck.scoring.case_contracts import CaseContracts
 from txcheck.scoring.cases import Case, CaseFile, LineError
 from txcheck.scoring.scorer import CaseResult, ScoreReport, Summary, score_cases

@@ -5,7 +5,7 @@ Stage two judges a proposal under faults without searching: it walks the policy'
 kinds only:
 
 - each non-``ok`` outcome of every tool call (``TOOL_OUTCOMES``, or ``READ_OUTCOMES`` for
-  reads, in ``txcheck.models.choices``): the k-th call's timeout, lost response, transient and
+  reads, in ``txcheck.models.sim.choices``): the k-th call's timeout, lost response, transient and
   permanent error;
 - a crash of each actor that is in the middle of something (an orchestrator that has done
   nothing since it started is skipped: crashing it changes nothing but the fault count);
@@ -24,11 +24,11 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.target import Target
-from txcheck.models.choices import Action, Choice, FaultKind, Outcome
+from txcheck.exploration.kernel.target import Target
 from txcheck.models.errors import UserCodeError
-from txcheck.models.proposal import Plan
-from txcheck.models.runner import Run
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.choices import Action, Choice, FaultKind, Outcome
+from txcheck.models.sim.runner import Run
 
 __all__ = ["SCHEDULE_KINDS", "FaultPoint", "Schedule", "fault_schedule"]
 

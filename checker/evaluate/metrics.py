@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from txcheck.evaluate.stage2 import VETOES, RunResult
-from txcheck.models.choices import FaultKind
+from txcheck.models.sim.choices import FaultKind
 
 __all__ = ["UNKNOWN_KINDS", "Efficiency", "Recovery", "VetoCount", "percentile"]
 

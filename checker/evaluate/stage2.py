@@ -1,6 +1,6 @@
 """Stage two of ``txcheck evaluate``: one proposal, one policy, every run of the fault schedule.
 
-Each run goes through ``txcheck.exploration.session`` with every default invariant and
+Each run goes through ``txcheck.exploration.kernel.session`` with every default invariant and
 ``stop_at_first=False``, and is judged on four things:
 
 - its **outcome**: ``completed`` (every call answered, nothing undone), ``compensated``
@@ -33,17 +33,17 @@ from typing import Any
 import attrs
 
 from txcheck.evaluate.fault_schedule import FaultPoint, fault_schedule
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json, normalize
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
 from txcheck.models.errors import user_code_error
-from txcheck.models.fixture import WorldFixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.proposal import Plan
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.fixture import WorldFixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.services import ServiceSet
 from txcheck.scoring.expectations import compensated_call
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from txcheck.exploration.session import Execution
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.target import Target
 from txcheck.report.page import Report, render_page
 from txcheck.report.steps import step_views
 

@@ -15,8 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from txcheck.exploration.session import Execution
-from txcheck.models.runner import Step
+from txcheck.exploration.kernel.session import Execution
+from txcheck.models.sim.runner import Step
 from txcheck.report.diagram import sequence_svg
 from txcheck.report.markup import compact, text
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from txcheck.exploration.auto import ExploreResult
-from txcheck.exploration.report import PlanBound
-from txcheck.exploration.verdict import ExploreVerdict
+from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.report import PlanBound
+from txcheck.exploration.kernel.verdict import ExploreVerdict
 from txcheck.report.markup import text
 from txcheck.report.page import html_document
 

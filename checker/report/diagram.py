@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.runner import Step
+from txcheck.models.sim.runner import Step
 from txcheck.report.markup import text
 
 __all__ = ["Lane", "Row", "lanes_of", "rows_of", "sequence_svg"]

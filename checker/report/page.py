@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.session import Execution, Failure
+from txcheck.exploration.kernel.session import Execution, Failure
 from txcheck.report.diagram import sequence_svg
 from txcheck.report.markup import compact, script_json, text
 from txcheck.report.steps import StepView

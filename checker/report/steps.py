@@ -15,9 +15,9 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.session import Execution
-from txcheck.exploration.target import Target
-from txcheck.models.runner import Step
+from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.target import Target
+from txcheck.models.sim.runner import Step
 from txcheck.traces.json_diff import json_diff
 
 __all__ = ["PARTS", "StepView", "step_views"]

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import attrs
 
-from txcheck.exploration.session import Execution
+from txcheck.exploration.kernel.session import Execution
 from txcheck.models.canonical import canonical_json
-from txcheck.models.world import World
+from txcheck.models.sim.world import World
 
 __all__ = [
     "Assertion",

@@ -1,13 +1,13 @@
 """The 14 named scenarios and 5 positive controls, as fixed data.
 
 A ``Scenario`` is a fixed plan (or two) plus a fixed script of deviations from the default
-schedule, written as ``txcheck.exploration.schedule`` values so a reader sees "the charge's
+schedule, written as ``txcheck.exploration.kernel.schedule`` values so a reader sees "the charge's
 response is lost after commit" rather than "choice 17"; the trace of each run records the
 flat choices. Each scenario declares, before anything runs, what must be true of the final
 world. Under ``guarded`` all 14 must pass.
 
 A ``Control`` pairs a scenario with a positive-control policy (``guarded`` with one
-mechanism removed, ``txcheck.models.policies.controls``) and declares the failure it must show:
+mechanism removed, ``txcheck.models.sim.policies.controls``) and declares the failure it must show:
 its designated invariant fires and the concrete damage is there (two charges, a leftover
 reservation...). A control that does not fail is a failed run: it would mean the checker
 cannot see what it claims to check.
@@ -18,10 +18,10 @@ deviations to the exploration engines, which replay them first.
 
 from __future__ import annotations
 
-from txcheck.exploration.schedule import Deviation
+from txcheck.exploration.kernel.schedule import Deviation
 from txcheck.models.errors import TxcheckError
-from txcheck.models.policies import BUILTIN_POLICIES, DESIGNATED
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.policies import BUILTIN_POLICIES, DESIGNATED
 from txcheck.scenarios import plans
 from txcheck.scenarios.assertions import (
     Assertion,
@@ -342,7 +342,7 @@ def control(policy: str) -> Control:
 
 def scenario_seeds() -> list[tuple[tuple[Plan, ...], list[Deviation]]]:
     """Each scenario's plans and deviations, in definition order: regression seeds the
-    exploration engines replay first (``txcheck.exploration.schedule`` turns the list into
+    exploration engines replay first (``txcheck.exploration.kernel.schedule`` turns the list into
     a chooser)."""
     return [(s.plans, list(s.deviations)) for s in SCENARIOS]
 

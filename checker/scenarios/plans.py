@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.proposal import Plan
 
 __all__ = [
     "CHARGE_AMOUNT_AS_STRING",

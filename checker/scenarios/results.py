@@ -22,9 +22,9 @@ from typing import Any
 import attrs
 
 from txcheck.models.canonical import printable_json, stable_hash
-from txcheck.models.contract import Contract
-from txcheck.models.fixture import WorldFixture
 from txcheck.models.input_files import MAX_DOCUMENT_BYTES, open_regular, read_regular
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.fixture import WorldFixture
 from txcheck.models.strict_json import loads_strict
 from txcheck.scenarios.catalog import DIMENSIONS
 from txcheck.scenarios.run import ScenarioRun

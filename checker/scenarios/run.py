@@ -1,7 +1,8 @@
 """Run the named scenarios and controls through the one execution path, and judge them.
 
-Every run goes through ``txcheck.exploration.session`` with a ``txcheck.exploration.schedule``
-chooser, all ``DEFAULT_INVARIANTS`` checked, and ``stop_at_first=False``: a control keeps
+Every run goes through ``txcheck.exploration.kernel.session`` with a
+``txcheck.exploration.kernel.schedule`` chooser, all ``DEFAULT_INVARIANTS`` checked, and
+``stop_at_first=False``: a control keeps
 running after its first violation so the final state shows the concrete damage (a second
 charge that really committed, not only the retry that would cause it). The state before
 is the world of a fresh session before any step. The trace is ``trace_of``.
@@ -14,17 +15,17 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.schedule import Deviation, Deviations
-from txcheck.exploration.session import Execution, Session
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import Execution, Session
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
 from txcheck.models.errors import UserCodeError, user_code_error
-from txcheck.models.fixture import WorldFixture
-from txcheck.models.policies import builtin_policy
-from txcheck.models.policies.base import Policy
-from txcheck.models.services import ServiceSet
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.fixture import WorldFixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.services import ServiceSet
 from txcheck.scenarios.assertions import (
     Assertion,
     AssertionResult,

@@ -11,10 +11,10 @@ import re
 
 import attrs
 
-from txcheck.exploration.schedule import Deviation
+from txcheck.exploration.kernel.schedule import Deviation
 from txcheck.models.errors import TxcheckError
-from txcheck.models.policies import DESIGNATED
-from txcheck.models.proposal import Plan
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.policies import DESIGNATED
 from txcheck.scenarios.assertions import Assertion
 
 __all__ = ["DIMENSIONS", "Control", "Scenario"]
@@ -58,7 +58,7 @@ class Control:
     """A positive control: ``policy`` on ``scenario`` must show ``expected_failure``.
 
     ``designated`` is the invariant that must fire; it must be one that
-    ``txcheck.models.policies.controls.DESIGNATED`` names for the policy.
+    ``txcheck.models.sim.policies.controls.DESIGNATED`` names for the policy.
     """
 
     policy: str

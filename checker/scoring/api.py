@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import load_contract
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import load_contract
 from txcheck.scoring.cases import read_cases
 from txcheck.scoring.scorer import ScoreReport, score_file
 

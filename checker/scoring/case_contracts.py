@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 
 from txcheck.models.canonical import canonical_json
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import ContractError, InputError
-from txcheck.models.schema_check import compile_contract
-from txcheck.models.verdict import Violation
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import parse_contract
+from txcheck.models.plan.schema_check import compile_contract
+from txcheck.models.plan.verdict import Violation
 
 __all__ = ["CaseContracts", "ScoringContext", "contract_document"]
 

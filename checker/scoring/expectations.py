@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from txcheck.models.contract import ArgRef, Contract
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.verdict import Violation
+from txcheck.models.plan.contract import ArgRef, Contract
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.plan.verdict import Violation
 from txcheck.scoring.cases import Expectation
 from txcheck.scoring.matching import Alignment, typed_equal
 

@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from txcheck.models.proposal import Call, Plan
+from txcheck.models.plan.proposal import Call, Plan
 
 __all__ = ["legacy_arguments", "legacy_score"]
 

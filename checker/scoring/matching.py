@@ -25,8 +25,8 @@ from typing import Any
 
 import attrs
 
-from txcheck.models.contract import Contract
 from txcheck.models.json_path import format_path
+from txcheck.models.plan.contract import Contract
 from txcheck.scoring.argument_diff import (
     ArgDiff,
     DiffKind,

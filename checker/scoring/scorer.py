@@ -14,17 +14,17 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from txcheck.models.business import NO_WORLD, BusinessCheck
 from txcheck.models.canonical import canonical_json
-from txcheck.models.checkout import CHECKOUT
-from txcheck.models.contract import Contract
 from txcheck.models.errors import InputError, ProposalFormatError
-from txcheck.models.proposal import Call, Plan
-from txcheck.models.proposal_parser import parse_proposal
-from txcheck.models.services import ServiceSet
-from txcheck.models.validation import proven_valid, validate
-from txcheck.models.verdict import LEVELS, Level, Violation
-from txcheck.models.world_rules import business_check_from_doc
+from txcheck.models.plan.business import NO_WORLD, BusinessCheck
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.proposal import Call, Plan
+from txcheck.models.plan.proposal_parser import parse_proposal
+from txcheck.models.plan.validation import proven_valid, validate
+from txcheck.models.plan.verdict import LEVELS, Level, Violation
+from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.services import ServiceSet
+from txcheck.models.sim.world_rules import business_check_from_doc
 from txcheck.scoring.argument_diff import identical
 from txcheck.scoring.case_contracts import CaseContracts, ScoringContext
 from txcheck.scoring.cases import Case, CaseFile, ExpectedCall, LineError

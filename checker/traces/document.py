@@ -17,18 +17,18 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.schedule import Deviation
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviation
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.models.canonical import canonical_json, printable_json
-from txcheck.models.choices import Choice
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import parse_contract
 from txcheck.models.errors import InputError
-from txcheck.models.fixture import WorldFixture, parse_world
 from txcheck.models.input_files import MAX_TRACE_BYTES, read_regular
-from txcheck.models.policies.base import Policy
-from txcheck.models.proposal import Plan, plan_from_json, plan_to_json
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import parse_contract
+from txcheck.models.plan.proposal import Plan, plan_from_json, plan_to_json
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import WorldFixture, parse_world
+from txcheck.models.sim.policies.base import Policy
 from txcheck.models.strict_json import StrictJsonError, loads_strict
 from txcheck.traces.atomic import write_atomically
 from txcheck.traces.destination import Output, OutputPathError, check_destination

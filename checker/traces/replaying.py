@@ -21,13 +21,13 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.schedule import Deviations
-from txcheck.exploration.session import Execution, execute
-from txcheck.exploration.target import Target
+from txcheck.exploration.kernel.schedule import Deviations
+from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.target import Target
 from txcheck.models.canonical import canonical_json
 from txcheck.models.errors import InputError
-from txcheck.models.policies import BUILTIN_POLICIES
-from txcheck.models.proposal import Plan, plan_to_json
+from txcheck.models.plan.proposal import Plan, plan_to_json
+from txcheck.models.sim.policies import BUILTIN_POLICIES
 from txcheck.traces.document import Trace, translate_deviations
 
 __all__ = [

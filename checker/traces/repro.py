@@ -12,16 +12,16 @@ from __future__ import annotations
 import pprint
 from collections.abc import Sequence
 
-from txcheck.exploration.loading import names_a_list
-from txcheck.exploration.session import Execution
+from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.usercode.loading import names_a_list
 from txcheck.models.canonical import canonical_json
-from txcheck.models.choices import Choice
-from txcheck.models.contract import Contract
-from txcheck.models.contract_loader import default_contract
-from txcheck.models.fixture import WorldFixture, default_fixture
-from txcheck.models.policies import BUILTIN_POLICIES
-from txcheck.models.proposal import Plan, plan_to_json
-from txcheck.models.runner import Step
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.plan.proposal import Plan, plan_to_json
+from txcheck.models.sim.choices import Choice
+from txcheck.models.sim.fixture import WorldFixture, default_fixture
+from txcheck.models.sim.policies import BUILTIN_POLICIES
+from txcheck.models.sim.runner import Step
 
 __all__ = ["choices_to_replay", "python_reproduction"]
 

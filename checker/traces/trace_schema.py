@@ -17,9 +17,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from txcheck.models.choices import Action
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import format_path
+from txcheck.models.sim.choices import Action
 
 __all__ = ["TRACE_SCHEMA", "check_structure"]
 

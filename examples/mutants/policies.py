@@ -3,7 +3,7 @@
 Every class docstring names the bug, the invariant that should catch it, and the shortest
 known failing run (as deviations from the default schedule on the checkout plan; the
 replayable trace is ``traces/<name>.json``). The five positive controls live in
-``txcheck.models.policies.controls``; these go beyond them.
+``txcheck.models.sim.policies.controls``; these go beyond them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Each mutant's shortest known failing run, as a readable deviation script, and its plans.
 
-``SHORTEST[name]`` is a ``txcheck.exploration.schedule`` script: the default schedule on
+``SHORTEST[name]`` is a ``txcheck.exploration.kernel.schedule`` script: the default schedule on
 ``PLANS[mutant.plan]`` except for these deviations, found by the systematic engine on the
 single checkout plan (``Mutant.min_deviations`` of them). The tests, the trace generator
 (``make_traces.py``) and the benchmark harness share this one copy.

@@ -1,7 +1,7 @@
 """The in-memory models of the journal, the outbox and the inbox: the reference semantics
 ``txcheck conform`` holds an implementation to (the idempotency store's model is
-``txcheck.models.idempotency.IdempotencyStore`` itself). They follow the world's journals,
-outbox and consumer (``txcheck.models.world``): each method is one atomic step."""
+``txcheck.models.sim.idempotency.IdempotencyStore`` itself). They follow the world's journals,
+outbox and consumer (``txcheck.models.sim.world``): each method is one atomic step."""
 
 from __future__ import annotations
 

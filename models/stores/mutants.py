@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from txcheck.models.idempotency import Begin, answer_to_live
+from txcheck.models.sim.idempotency import Begin, answer_to_live
 from txcheck.models.stores.sqlite import (
     _RECORD_COLUMNS,
     SqliteIdempotencyStore,

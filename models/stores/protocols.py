@@ -4,7 +4,7 @@ Each method is one transaction: it either happens whole or not at all, and a cra
 middle leaves the state as before or as after (never in between). A store that meets another
 client's lock may raise ``StoreBusy``: the operation did not apply and may be retried.
 
-The reference semantics are the in-memory models: ``txcheck.models.idempotency.
+The reference semantics are the in-memory models: ``txcheck.models.sim.idempotency.
 IdempotencyStore`` (the same one the model checker's world uses) and ``MemoryJournal``,
 ``MemoryOutbox`` and ``MemoryInbox`` in ``txcheck.models.stores.memory``.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from txcheck.models.errors import TxcheckError
-from txcheck.models.idempotency import Begin, IdempotencyRecord
+from txcheck.models.sim.idempotency import Begin, IdempotencyRecord
 
 __all__ = [
     "KINDS",
@@ -36,7 +36,7 @@ class StoreBusy(TxcheckError):
 
 @runtime_checkable
 class IdempotencyStoreProtocol(Protocol):
-    """One record per ``(tenant, key)``: see ``txcheck.models.idempotency`` for the rules."""
+    """One record per ``(tenant, key)``: see ``txcheck.models.sim.idempotency`` for the rules."""
 
     def begin(
         self,

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from txcheck.models.idempotency import DEFAULT_TTL, Begin, IdempotencyRecord, answer_to_live
+from txcheck.models.sim.idempotency import DEFAULT_TTL, Begin, IdempotencyRecord, answer_to_live
 from txcheck.models.stores.protocols import StoreBusy
 
 __all__ = [
@@ -126,7 +126,7 @@ def _record(row: Sequence[Any]) -> IdempotencyRecord:
 
 
 class SqliteIdempotencyStore(_SqliteStore):
-    """The idempotency store (rules: ``txcheck.models.idempotency``) in one table."""
+    """The idempotency store (rules: ``txcheck.models.sim.idempotency``) in one table."""
 
     SCHEMA = (
         """CREATE TABLE IF NOT EXISTS idempotency (

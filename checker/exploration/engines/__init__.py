@@ -1,0 +1,1 @@
+"""txcheck.exploration.engines"""

@@ -1,0 +1,251 @@
+"""Sending a ``Target`` to other processes: a picklable description that workers rebuild.
+
+A target holds live objects (a policy, services with their functions, invariants); what
+travels is how to make them again: the policy as a built-in name or an import path
+(``package.module:Name``; a policy object is named by its class's or its own module-level
+name), the contract and world fixture documents, each service set and invariant by the
+import path of the module-level name that holds it, the plans, the bounds and the budget.
+A worker rebuilds the target with the loaders ``txcheck explore`` uses (the current
+directory is importable, so a user's modules load as they do for the command). Anything
+that cannot be named that way (a class defined in ``__main__`` or inside a function, a
+lambda invariant) is refused before any work is sent, in one line (``ShippingError``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.usercode.loading import (
+    DEFAULT_POLICY_TIMEOUT,
+    WatchedPolicy,
+    import_path,
+    load_invariants,
+    load_policy,
+    load_services,
+    origin,
+    user_timeout,
+)
+from txcheck.invariants import Invariant
+from txcheck.models.errors import InputError
+from txcheck.models.plan.contract import Contract
+from txcheck.models.plan.contract_loader import default_contract, parse_contract
+from txcheck.models.plan.proposal import Plan
+from txcheck.models.sim.fixture import WorldFixture, default_fixture, parse_world
+from txcheck.models.sim.policies import BUILTIN_POLICIES
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.services import ServiceSet
+
+__all__ = ["ShippingError", "TargetSpec", "describe", "rebuild"]
+
+
+class ShippingError(InputError):
+    """Part of a target cannot be named so that another process can make it again."""
+
+
+@attrs.frozen(kw_only=True)
+class TargetSpec:
+    """How to make a target again elsewhere. ``contract`` and ``fixture`` are documents
+    (None: the bundled ones); ``key`` identifies everything but the budget, so a worker
+    rebuilds a target once however many items it runs."""
+
+    policy: str
+    policy_name: str
+    policy_timeout: float | None
+    contract: Mapping[str, Any] | None
+    contract_source: str
+    fixture: Mapping[str, Any] | None
+    fixture_source: str
+    services: tuple[str, ...]
+    invariants: tuple[str, ...]
+    plans: tuple[tuple[Plan, ...], ...]
+    bounds: Bounds
+    budget: Budget
+    user_timeout: float | None = None
+    """The time limit of the user's services and invariants (``loading.Bounded``); they
+    are loaded again under it, or under the default limit when they were not bounded."""
+    key: str = ""
+
+
+def _module_name(module: str, obj: object) -> str | None:
+    """``module:NAME`` of a module-level name bound to ``obj`` itself, or None."""
+    if module == "__main__":
+        return None
+    found = sys.modules.get(module)
+    if found is None:
+        return None
+    for name, value in sorted(vars(found).items()):
+        if value is obj and name.isidentifier():
+            return f"{module}:{name}"
+    return None
+
+
+def _first(candidates: Iterable[str | None]) -> str | None:
+    return next((c for c in candidates if c is not None), None)
+
+
+def _policy(policy: Policy) -> tuple[str, float | None]:
+    timeout = None
+    inner = policy
+    if isinstance(policy, WatchedPolicy):
+        timeout, inner = policy.seconds, policy.inner
+    cls = type(inner)
+    builtin = BUILTIN_POLICIES.get(inner.name) is cls
+    instance = None if builtin else _module_name(cls.__module__, inner)
+    spec = str(inner.name) if builtin else _first([instance, import_path(cls)])
+    if spec is None:
+        raise ShippingError(
+            f"policy {inner.name!r} cannot be sent to workers: its class "
+            f"{cls.__qualname__!r} is not importable (define it at the top of a module, "
+            "not in __main__ or inside a function)",
+            source="--workers",
+        )
+    if instance is None and vars(inner) != vars(cls()):
+        raise ShippingError(
+            f"policy {inner.name!r} cannot be sent to workers: it was configured after it "
+            f"was made (its attributes differ from {cls.__qualname__}()); give the workers "
+            "a module-level instance or a class",
+            source="--workers",
+        )
+    return spec, timeout
+
+
+def _service(service: ServiceSet) -> str:
+    functions = [service.initial_state, *service.handlers.values()]
+    modules = dict.fromkeys(getattr(f, "__module__", None) for f in functions)
+    spec = _first([origin(service), *(_module_name(m, service) for m in modules if m is not None)])
+    if spec is None:
+        raise ShippingError(
+            f"service set {service.name!r} cannot be sent to workers: no module-level name "
+            "holds it in the module of its functions (define it at the top of that module)",
+            source="--workers",
+        )
+    return spec
+
+
+def _invariant(invariant: Invariant) -> str:
+    module = getattr(invariant.check, "__module__", None)
+    spec = _first([origin(invariant), None if module is None else _module_name(module, invariant)])
+    if spec is None:
+        raise ShippingError(
+            f"invariant {invariant.name!r} cannot be sent to workers: it is not a "
+            "module-level name of an importable module (define it with @always or "
+            "@eventually at the top of a module)",
+            source="--workers",
+        )
+    return spec
+
+
+def _document(contract: Contract) -> Mapping[str, Any] | None:
+    if contract is default_contract():
+        return None
+    if not contract.document:
+        raise ShippingError(
+            f"contract {contract.source!r} cannot be sent to workers: it was not read from "
+            "a document (load it with load_contract or parse_contract)",
+            source="--workers",
+        )
+    return contract.document
+
+
+def _fixture(fixture: WorldFixture) -> Mapping[str, Any] | None:
+    return None if fixture is default_fixture() else fixture.document
+
+
+def describe(target: Target) -> TargetSpec:
+    """How to make ``target`` again in a worker; ``ShippingError`` names the first part
+    that cannot be named. The description is checked by rebuilding it here once."""
+    policy, timeout = _policy(target.policy)
+    spec = TargetSpec(
+        policy=policy,
+        policy_name=target.policy_name,
+        policy_timeout=timeout,
+        contract=_document(target.contract),
+        contract_source=target.contract.source,
+        fixture=_fixture(target.fixture),
+        fixture_source=target.fixture.source,
+        services=tuple(_service(s) for s in target.services),
+        invariants=tuple(_invariant(i) for i in target.invariants),
+        plans=target.plans,
+        bounds=target.bounds,
+        budget=target.budget,
+        user_timeout=user_timeout(target.services, target.invariants),
+    )
+    digest = hashlib.sha256(pickle.dumps(attrs.evolve(spec, budget=Budget()))).hexdigest()
+    spec = attrs.evolve(spec, key=digest)
+    again = _build(spec)
+    same = (
+        [s.name for s in again.services] == [s.name for s in target.services]
+        and [i.name for i in again.invariants] == [i.name for i in target.invariants]
+        and again.policy_name == target.policy_name
+    )
+    if not same:  # pragma: no cover - a module-level name that loads as something else
+        raise ShippingError(
+            "the target rebuilt from its description differs from the target",
+            source="--workers",
+        )
+    return spec
+
+
+Loaded = TypeVar("Loaded")
+
+
+def _items(
+    specs: tuple[str, ...],
+    load: Callable[..., tuple[Loaded, ...]],
+    timeout: float | None,
+) -> list[Loaded]:
+    """What ``specs`` name: ``module:NAME``, or ``module:NAME#i`` (item ``i`` of a list),
+    loaded under the watchdog with ``timeout`` (None: the default limit)."""
+    found: list[Loaded] = []
+    for spec in specs:
+        path, _, index = spec.partition("#")
+        items = load([path], timeout=timeout or DEFAULT_POLICY_TIMEOUT)
+        found.extend(items[int(index) : int(index) + 1] if index else items)
+    return found
+
+
+def _build(spec: TargetSpec) -> Target:
+    loaded = load_policy(spec.policy, timeout=spec.policy_timeout)
+    contract = (
+        default_contract()
+        if spec.contract is None
+        else parse_contract(dict(spec.contract), source=spec.contract_source)
+    )
+    fixture = (
+        default_fixture()
+        if spec.fixture is None
+        else parse_world(dict(spec.fixture), source=spec.fixture_source)
+    )
+    return Target(
+        policy=loaded.policy,
+        policy_name=spec.policy_name,
+        contract=contract,
+        fixture=fixture,
+        services=_items(spec.services, load_services, spec.user_timeout),
+        invariants=_items(spec.invariants, load_invariants, spec.user_timeout),
+        plans=spec.plans,
+        bounds=spec.bounds,
+        budget=spec.budget,
+    )
+
+
+_BUILT: dict[str, Target] = {}
+"""Targets this process has rebuilt, by ``TargetSpec.key`` (a worker runs many items)."""
+
+
+def rebuild(spec: TargetSpec) -> Target:
+    """The target ``spec`` describes, made once per process and given ``spec``'s budget."""
+    built = _BUILT.get(spec.key) if spec.key else None
+    if built is None:
+        built = _build(spec)
+        if spec.key:
+            _BUILT.clear()  # one target at a time: the last one is the one in use
+            _BUILT[spec.key] = built
+    return attrs.evolve(built, budget=spec.budget)

@@ -1,0 +1,1 @@
+"""txcheck.models.plan"""
