@@ -32,12 +32,12 @@ from mutants.shortest import shortest_run  # noqa: E402
 from tests import blind_spots  # noqa: E402
 from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck.cli import build_parser  # noqa: E402
-from txcheck.exploration.engines.auto import ExploreResult, explore  # noqa: E402
 from txcheck.exploration.engines.shrink import delta_debug, search_below  # noqa: E402
-from txcheck.exploration.kernel.report import Counterexample  # noqa: E402
+from txcheck.exploration.kernel.report import Counterexample, ExploreResult  # noqa: E402
 from txcheck.exploration.kernel.schedule import Deviations  # noqa: E402
 from txcheck.exploration.kernel.session import Execution, execute  # noqa: E402
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target  # noqa: E402
+from txcheck.exploration.search import explore  # noqa: E402
 from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
 from txcheck.models.plan.contract_loader import default_contract  # noqa: E402
 from txcheck.models.sim.fixture import default_fixture  # noqa: E402

@@ -12,12 +12,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from txcheck.exploration.engines.auto import ExploreResult, explore
-    from txcheck.exploration.kernel.report import Counterexample, EngineReport
+    from txcheck.exploration.kernel.report import Counterexample, EngineReport, ExploreResult
     from txcheck.exploration.kernel.schedule import Deviation, Deviations
     from txcheck.exploration.kernel.session import Execution, Failure, Session, execute
     from txcheck.exploration.kernel.target import Bounds, Budget, Target
     from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+    from txcheck.exploration.search import explore
     from txcheck.exploration.usercode.loading import load_policy
     from txcheck.invariants import (
         DEFAULT_INVARIANTS,
@@ -166,8 +166,8 @@ _EXPORTS: dict[str, str] = {
     "Execution": "txcheck.exploration.kernel.session",
     "Failure": "txcheck.exploration.kernel.session",
     "execute": "txcheck.exploration.kernel.session",
-    "explore": "txcheck.exploration.engines.auto",
-    "ExploreResult": "txcheck.exploration.engines.auto",
+    "explore": "txcheck.exploration.search",
+    "ExploreResult": "txcheck.exploration.kernel.report",
     "ExploreVerdict": "txcheck.exploration.kernel.verdict",
     "verdict_of": "txcheck.exploration.kernel.verdict",
     "Counterexample": "txcheck.exploration.kernel.report",

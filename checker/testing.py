@@ -34,12 +34,8 @@ from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Target
 from txcheck.exploration.plansets.readiness import check_ready
 from txcheck.exploration.spread.example_db import open_database
-from txcheck.exploration.usercode.loading import (
-    DEFAULT_POLICY_TIMEOUT,
-    load_invariants,
-    load_policy,
-    load_services,
-)
+from txcheck.exploration.usercode.loading import load_invariants, load_policy, load_services
+from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.errors import TxcheckError
 from txcheck.models.plan.contract import Contract

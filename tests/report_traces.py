@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from txcheck.exploration.engines.auto import explore
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import Execution, execute
 from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.search import explore
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.plan.proposal_parser import load_proposal

@@ -18,12 +18,12 @@ from examples.bank.ledger import LEDGER
 from tests import bank_runs
 from tests.bank_runs import BANK, CONTRACT, FIXTURE, PLAN
 from txcheck.cli import main
-from txcheck.exploration.engines.auto import explore
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.kernel.verdict import verdict_of
 from txcheck.exploration.plansets.representative import search_plans
+from txcheck.exploration.search import explore
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import InputError
 from txcheck.models.plan.validation import validate

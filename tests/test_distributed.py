@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from conftest import free_port
 
-from txcheck.exploration.engines.auto import explore
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.kernel.report import Tally
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
 from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.search import explore
 from txcheck.exploration.spread.workers import Job
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture

@@ -31,8 +31,7 @@ from txcheck.cli.render_trace import counterexample_report
 from txcheck.cli.render_verdict import VerdictReport
 from txcheck.cli.safe_text import block, one_line
 from txcheck.evaluate.evaluation import evaluate_file
-from txcheck.exploration.engines.auto import ExploreResult
-from txcheck.exploration.kernel.report import Counterexample, EngineReport
+from txcheck.exploration.kernel.report import Counterexample, EngineReport, ExploreResult
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import Execution, execute
 from txcheck.exploration.kernel.target import Target

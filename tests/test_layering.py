@@ -93,3 +93,91 @@ def test_the_static_check_sees_every_import_form(tmp_path: Path) -> None:
         (3, "."),
         (5, "txcheck.cli"),
     ]
+
+
+# The floor plan inside the two halves (docs/decisions/012-floor-plan.md): each room may
+# import only the rooms listed for it, so an arrow that runs back up fails here by name.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "txcheck.models.plan": ("txcheck.models.base",),
+    "txcheck.models.sim": ("txcheck.models.base", "txcheck.models.plan"),
+    "txcheck.models.stores": ("txcheck.models.base", "txcheck.models.sim"),
+    "txcheck.exploration.kernel": ("txcheck.models", "txcheck.invariants"),
+    "txcheck.exploration.usercode": ("txcheck.models", "txcheck.invariants"),
+    "txcheck.exploration.plansets": (
+        "txcheck.models",
+        "txcheck.invariants",
+        "txcheck.exploration.kernel",
+    ),
+    "txcheck.exploration.spread": (
+        "txcheck.models",
+        "txcheck.invariants",
+        "txcheck.exploration.kernel",
+        "txcheck.exploration.usercode",
+        "txcheck.traces",
+        "txcheck.cli.safe_text",
+    ),
+    "txcheck.exploration.engines": (
+        "txcheck.models",
+        "txcheck.invariants",
+        "txcheck.exploration.kernel",
+        "txcheck.exploration.plansets",
+        "txcheck.exploration.spread",
+        "txcheck.exploration.usercode",
+    ),
+}
+
+
+def _room(module: str) -> str:
+    """The room a module sits in: its package under models/ or exploration/, where
+    models/'s own top-level modules are the shared base."""
+    parts = module.split(".")
+    if parts[:2] == ["txcheck", "models"]:
+        sub = parts[2] if len(parts) > 3 and parts[2] in {"plan", "sim", "stores"} else "base"
+        return f"txcheck.models.{sub}"
+    return ".".join(parts[:3])
+
+
+def _crosses(room: str, name: str) -> bool:
+    """Whether importing ``name`` from ``room`` is an arrow the floor plan does not allow."""
+    if not name.startswith("txcheck") or _room(name) == room:
+        return False
+    return not any(_room(name) == a or name.startswith(a) for a in ROOMS[room])
+
+
+def _room_modules(room: str) -> list[tuple[Path, str]]:
+    package, _, rest = room.rpartition(".")
+    base = ROOT / ("models" if package == "txcheck.models" else "checker/exploration") / rest
+    return [(path, room) for path in sorted(base.rglob("*.py"))]
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+def test_each_room_imports_only_the_rooms_below_it(room: str) -> None:
+    files = _room_modules(room)
+    assert files, f"{room} has no modules"
+    offending = [
+        f"{path.relative_to(ROOT)}:{line}: import {name}"
+        for path, _ in files
+        for line, name in _imports(path)
+        if _crosses(room, name)
+    ]
+    assert offending == []
+
+
+def test_the_room_check_catches_an_arrow_back_up(tmp_path: Path) -> None:
+    """A positive control: a kernel module that imports an engine is named."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("from txcheck.exploration.engines.auto import explore\n", "utf-8")
+    name = _imports(sample)[0][1]
+    assert _crosses("txcheck.exploration.kernel", name)
+    assert _crosses("txcheck.models.plan", "txcheck.models.sim.world")
+    assert not _crosses("txcheck.models.sim", "txcheck.models.plan.contract")
+
+
+def test_only_the_search_module_of_exploration_knows_the_scenario_catalog() -> None:
+    knows = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "checker/exploration").rglob("*.py")
+        for _, name in _imports(path)
+        if name.startswith("txcheck.scenarios")
+    )
+    assert knows == ["checker/exploration/search.py"]

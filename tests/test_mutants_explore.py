@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from txcheck.cli import build_parser
-from txcheck.exploration.engines.auto import explore
 from txcheck.exploration.kernel.report import Counterexample
 from txcheck.exploration.kernel.session import Execution, execute
 from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.search import explore
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan

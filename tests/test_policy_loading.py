@@ -11,7 +11,8 @@ import pytest
 from tests.strategies import checkout_calls
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Target
-from txcheck.exploration.usercode.loading import WatchedPolicy, load_policy, watchdog_available
+from txcheck.exploration.usercode.loading import load_policy
+from txcheck.exploration.usercode.watchdog import WatchedPolicy, watchdog_available
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import InputError, PolicyError
 from txcheck.models.plan.contract_loader import default_contract

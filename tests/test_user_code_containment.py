@@ -28,13 +28,8 @@ from hostile_user_code import (
 )
 
 from txcheck.cli import main
-from txcheck.exploration.usercode.loading import (
-    Bounded,
-    bounded_invariant,
-    bounded_services,
-    load_invariants,
-    load_services,
-)
+from txcheck.exploration.usercode.loading import load_invariants, load_services
+from txcheck.exploration.usercode.watchdog import Bounded, bounded_invariant, bounded_services
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.sim.checkout import CHECKOUT
 

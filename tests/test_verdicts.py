@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
-from txcheck.exploration.engines.auto import ExploreResult
-from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.report import EngineReport, ExploreResult
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.kernel.verdict import verdict_of
 from txcheck.models.sim.policies import Guarded

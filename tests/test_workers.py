@@ -14,13 +14,13 @@ from typing import Any
 import attrs
 import pytest
 
-from txcheck.exploration.engines.auto import explore
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.kernel.report import EngineReport, Tally
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.search import explore
+from txcheck.exploration.spread.generated import derived_seed, shares_of, spread
 from txcheck.exploration.spread.shipping import ShippingError, describe, rebuild
-from txcheck.exploration.spread.spread import derived_seed, shares_of, spread
 from txcheck.exploration.spread.workers import InProcess, Job
 from txcheck.invariants import DEFAULT_INVARIANTS, always
 from txcheck.models.sim.checkout import CHECKOUT

@@ -34,7 +34,7 @@ from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import add_user_code_options, user_code
 from txcheck.evaluate.evaluation import CaseEvaluation, Sandbox, evaluate_cases, report_of
 from txcheck.exploration.kernel.target import Deadline
-from txcheck.exploration.usercode.loading import DEFAULT_POLICY_TIMEOUT
+from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.models.errors import InputError, UserCodeError
 from txcheck.models.plan.contract_loader import load_contract
 from txcheck.scoring.cases import LineError, iter_cases, open_cases

@@ -35,13 +35,15 @@ from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
-from txcheck.exploration.engines.auto import ENGINES, ExploreResult, explore
-from txcheck.exploration.kernel.report import Counterexample
+from txcheck.exploration.engines.auto import ENGINES
+from txcheck.exploration.kernel.report import Counterexample, ExploreResult
 from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
 from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+from txcheck.exploration.search import explore
 from txcheck.exploration.spread.example_db import check_database, forget_warnings
 from txcheck.exploration.spread.workers import Workers
-from txcheck.exploration.usercode.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
+from txcheck.exploration.usercode.loading import LoadedPolicy, load_policy
+from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.contract_loader import default_contract, load_contract

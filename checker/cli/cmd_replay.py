@@ -32,9 +32,7 @@ from txcheck.cli.safe_text import one_line
 from txcheck.cli.user_code import add_rerun_options
 from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.kernel.target import Target
-from txcheck.exploration.usercode.loading import (
-    load_policy,
-)
+from txcheck.exploration.usercode.loading import load_policy
 from txcheck.models.canonical import printable_json
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.traces.document import Trace, load_trace, target_of

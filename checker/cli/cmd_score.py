@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.cli.safe_text import one_line
     from txcheck.cli.stopping import Stopping
     from txcheck.exploration.kernel.target import Deadline
-    from txcheck.exploration.usercode.loading import DEFAULT_POLICY_TIMEOUT, load_services
+    from txcheck.exploration.usercode.loading import load_services
+    from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
     from txcheck.models.plan.contract_loader import load_contract
     from txcheck.models.sim.checkout import CHECKOUT
     from txcheck.scoring.case_contracts import CaseContracts

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
-from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.report import ExploreResult
 from txcheck.exploration.kernel.verdict import ExploreVerdict
 from txcheck.models.sim.choices import FaultKind
 

@@ -7,7 +7,7 @@
   so far and exit 130 or 143; a second one ends the process at once, still without a
   traceback;
 - a hard deadline, outside the reach of user code: a thread watches how long a user's
-  policy, service or invariant has been running (``loading.IN_USER_CODE``). Code that
+  policy, service or invariant has been running (``watchdog.IN_USER_CODE``). Code that
   swallows the watchdog's alarm (a bare ``except:``) or ignores SIGALRM would otherwise
   hang the search; past ``policy_timeout`` twice over, the process ends with a one-line
   error naming it (exit 2). So does a search that overruns its time budget by far.
@@ -25,7 +25,7 @@ from typing import Any
 
 from txcheck.cli.safe_text import one_line
 from txcheck.exploration.kernel.target import Deadline
-from txcheck.exploration.usercode.loading import IN_USER_CODE, USER_CODE_NAME
+from txcheck.exploration.usercode.watchdog import IN_USER_CODE, USER_CODE_NAME
 
 __all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Stopping"]
 

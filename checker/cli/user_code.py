@@ -14,11 +14,8 @@ from typing import Any
 import attrs
 
 from txcheck.cli.arguments import positive_seconds
-from txcheck.exploration.usercode.loading import (
-    DEFAULT_POLICY_TIMEOUT,
-    load_invariants,
-    load_services,
-)
+from txcheck.exploration.usercode.loading import load_invariants, load_services
+from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.errors import InputError
 from txcheck.models.sim.checkout import CHECKOUT

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from txcheck.exploration.engines.auto import ExploreResult
-from txcheck.exploration.kernel.report import PlanBound
+from txcheck.exploration.kernel.report import ExploreResult, PlanBound
 from txcheck.exploration.kernel.verdict import ExploreVerdict
 from txcheck.report.markup import text
 from txcheck.report.page import html_document

@@ -1,8 +1,9 @@
 """``explore``: every exploration engine behind one call, one target and one result.
 
-``auto`` replays the scenario seeds first (regression seeds; ``seeds=False`` turns them
-off), then runs each engine in ``AUTO_ORDER``, sharing the time budget, and stops at the
-first counterexample. An engine is one line in ``ENGINES``.
+``auto`` replays the seeds it is given first (regression seeds: plans and deviations, as
+data; ``txcheck.exploration.search`` passes the scenario catalog's), then runs each engine
+in ``AUTO_ORDER``, sharing the time budget, and stops at the first counterexample. An
+engine is one line in ``ENGINES``.
 
 With ``workers`` (``txcheck.exploration.spread.workers``), each engine whose ``explore`` takes a
 ``workers`` argument spreads its work over them; the others (and the scenario seeds) run
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
@@ -22,22 +23,28 @@ from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.engines.shrink import search_below
 from txcheck.exploration.engines.systematic import SystematicEngine
-from txcheck.exploration.kernel.report import Counterexample, Engine, EngineReport, Tally
-from txcheck.exploration.kernel.schedule import Deviations
+from txcheck.exploration.kernel.report import (
+    Counterexample,
+    Engine,
+    EngineReport,
+    ExploreResult,
+    Tally,
+)
+from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.exploration.plansets.readiness import check_ready
 from txcheck.exploration.spread.shipping import describe
 from txcheck.exploration.spread.workers import Workers
 from txcheck.models.errors import InputError
-from txcheck.scenarios.catalog import scenario_seeds
+from txcheck.models.plan.proposal import Plan
 
 __all__ = [
     "AUTO_ORDER",
     "ENGINES",
     "SHORTEN_SECONDS",
-    "ExploreResult",
     "Observer",
+    "Seed",
     "explore",
     "run_seeds",
 ]
@@ -59,35 +66,18 @@ SHORTEN_SECONDS = 10.0
 Observer = Callable[[str, Tally], None]
 """Told when each search starts: its name and the counters it fills as it goes."""
 
-
-@attrs.frozen(kw_only=True)
-class ExploreResult:
-    """Every engine's report, in order, and the counterexample that stopped the search."""
-
-    reports: tuple[EngineReport, ...]
-    counterexample: Counterexample | None = None
-
-    @property
-    def found(self) -> bool:
-        return self.counterexample is not None
-
-    def coverage(self) -> dict[str, dict[str, int]]:
-        """Coverage summed over the engines."""
-        total: dict[str, dict[str, int]] = {}
-        for report in self.reports:
-            for section, counts in report.coverage.items():
-                merged = total.setdefault(section, {})
-                for key, count in counts.items():
-                    merged[key] = merged.get(key, 0) + count
-        return {s: dict(sorted(c.items())) for s, c in sorted(total.items())}
+Seed = tuple[tuple[Plan, ...], Sequence[Deviation]]
+"""A regression seed: the plans of one run and the deviations its schedule takes."""
 
 
-def run_seeds(target: Target, deadline: Deadline, tally: Tally | None = None) -> EngineReport:
-    """Replay every scenario seed whose tools the contract has, on the target policy."""
+def run_seeds(
+    target: Target, seeds: Sequence[Seed], deadline: Deadline, tally: Tally | None = None
+) -> EngineReport:
+    """Replay every seed whose tools the contract has, on the target policy."""
     started = time.monotonic()
     counters = tally if tally is not None else Tally()
     found = None
-    for plans, deviations in scenario_seeds():
+    for plans, deviations in seeds:
         if deadline.expired():
             break
         if any(target.contract.tool(c.name) is None for p in plans for c in p.calls):
@@ -154,13 +144,14 @@ def explore(
     target: Target,
     *,
     engine: str = "auto",
-    seeds: bool = True,
+    seeds: Sequence[Seed] = (),
     deadline: Deadline | None = None,
     observe: Observer | None = None,
     workers: Workers | None = None,
 ) -> ExploreResult:
-    """Search ``target`` for a counterexample, within its budget (or ``deadline``); with
-    ``workers``, the engines that can spread their work over them do."""
+    """Search ``target`` for a counterexample, within its budget (or ``deadline``): with
+    ``engine="auto"``, ``seeds`` first; with ``workers``, the engines that can spread their
+    work over them do."""
     if engine != "auto" and engine not in ENGINES:
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
@@ -177,7 +168,7 @@ def explore(
         return counters
 
     if engine == "auto" and seeds:
-        report = run_seeds(target, deadline, tally("seeds"))
+        report = run_seeds(target, seeds, deadline, tally("seeds"))
         reports.append(report)
         if report.counterexample is not None:
             shorter, found = _shorten(target, deadline, report.counterexample)

@@ -40,7 +40,7 @@ from txcheck.exploration.spread.example_db import (
     planted_database_link,
     warn_once,
 )
-from txcheck.exploration.spread.spread import spread
+from txcheck.exploration.spread.generated import spread
 from txcheck.exploration.spread.workers import Workers
 from txcheck.models.errors import PolicyError
 
@@ -103,7 +103,7 @@ class HypothesisEngine:
         workers: Workers | None = None,
     ) -> EngineReport:
         """Search ``target``; with ``workers``, the examples are spread over them
-        (``txcheck.exploration.spread.spread``)."""
+        (``txcheck.exploration.spread.generated``)."""
         if workers is not None:
             return spread(self, target, deadline, tally, workers)
         started = time.monotonic()

@@ -24,7 +24,7 @@ from txcheck.exploration.engines.systematic import plan_sets_of
 from txcheck.exploration.kernel.report import Counterexample, EngineReport, Tally
 from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Deadline, Target
-from txcheck.exploration.spread.spread import spread
+from txcheck.exploration.spread.generated import spread
 from txcheck.exploration.spread.workers import Workers
 from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
 from txcheck.models.sim.deviation_cost import deviation_count
@@ -109,7 +109,7 @@ class RandomEngine:
         workers: Workers | None = None,
     ) -> EngineReport:
         """Walk ``target``; with ``workers``, the walks are spread over them
-        (``txcheck.exploration.spread.spread``)."""
+        (``txcheck.exploration.spread.generated``)."""
         if workers is not None:
             options = {"max_deviations": self.max_deviations, "shrink": self.shrink}
             return spread(self, target, deadline, tally, workers, options=options)

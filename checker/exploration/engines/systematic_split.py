@@ -53,8 +53,8 @@ from txcheck.exploration.engines.visited import FingerprintTable, Overlay
 from txcheck.exploration.kernel.report import Counterexample, EngineReport, PlanBound, Tally
 from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.exploration.plansets.exercise import expects_writes
+from txcheck.exploration.spread.generated import Found
 from txcheck.exploration.spread.shipping import TargetSpec, describe, rebuild
-from txcheck.exploration.spread.spread import Found
 from txcheck.exploration.spread.workers import InProcess, Job, Workers
 from txcheck.models.plan.proposal import Plan
 

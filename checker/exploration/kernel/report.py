@@ -21,6 +21,7 @@ __all__ = [
     "Counterexample",
     "Engine",
     "EngineReport",
+    "ExploreResult",
     "PlanBound",
     "Tally",
     "outcome_of",
@@ -287,3 +288,25 @@ class Engine(Protocol):
     def explore(
         self, target: Target, deadline: Deadline, tally: Tally | None = None
     ) -> EngineReport: ...
+
+
+@attrs.frozen(kw_only=True)
+class ExploreResult:
+    """Every engine's report, in order, and the counterexample that stopped the search."""
+
+    reports: tuple[EngineReport, ...]
+    counterexample: Counterexample | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.counterexample is not None
+
+    def coverage(self) -> dict[str, dict[str, int]]:
+        """Coverage summed over the engines."""
+        total: dict[str, dict[str, int]] = {}
+        for report in self.reports:
+            for section, counts in report.coverage.items():
+                merged = total.setdefault(section, {})
+                for key, count in counts.items():
+                    merged[key] = merged.get(key, 0) + count
+        return {s: dict(sorted(c.items())) for s, c in sorted(total.items())}

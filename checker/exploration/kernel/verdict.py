@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.engines.auto import ExploreResult
+from txcheck.exploration.kernel.report import ExploreResult
 from txcheck.exploration.kernel.target import Target
 
 __all__ = ["ExploreVerdict", "verdict_of"]

@@ -1,1 +1,1 @@
-"""txcheck.exploration.spread.spread"""
+"""txcheck.exploration.spread.generated"""

@@ -23,13 +23,15 @@ import attrs
 
 from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.usercode.loading import (
-    DEFAULT_POLICY_TIMEOUT,
-    WatchedPolicy,
     import_path,
     load_invariants,
     load_policy,
     load_services,
     origin,
+)
+from txcheck.exploration.usercode.watchdog import (
+    DEFAULT_POLICY_TIMEOUT,
+    WatchedPolicy,
     user_timeout,
 )
 from txcheck.invariants import Invariant
@@ -68,7 +70,7 @@ class TargetSpec:
     bounds: Bounds
     budget: Budget
     user_timeout: float | None = None
-    """The time limit of the user's services and invariants (``loading.Bounded``); they
+    """The time limit of the user's services and invariants (``watchdog.Bounded``); they
     are loaded again under it, or under the default limit when they were not bounded."""
     key: str = ""
 

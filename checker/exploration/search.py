@@ -1,0 +1,46 @@
+"""``explore`` as users call it: the scenario catalog's regression seeds, then the engines.
+
+The engines take seeds as data (``txcheck.exploration.engines.auto``); this is the one
+module of the exploration half that knows the scenario catalog, so the arrow from the
+catalog (which builds on the kernel) to the engines never runs back up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from txcheck.exploration.engines import auto
+from txcheck.exploration.engines.auto import Observer, Seed
+from txcheck.exploration.kernel.report import ExploreResult
+from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.spread.workers import Workers
+from txcheck.scenarios.catalog import scenario_seeds
+
+__all__ = ["explore"]
+
+
+def explore(
+    target: Target,
+    *,
+    engine: str = "auto",
+    seeds: bool | Sequence[Seed] = True,
+    deadline: Deadline | None = None,
+    observe: Observer | None = None,
+    workers: Workers | None = None,
+) -> ExploreResult:
+    """Search ``target`` for a counterexample, within its budget (or ``deadline``).
+
+    ``seeds``: ``True`` replays the scenario catalog's seeds first (with ``engine="auto"``),
+    ``False`` none, or a sequence of your own ``(plans, deviations)`` seeds. With ``workers``,
+    the engines that can spread their work over them do.
+    """
+    chosen: Sequence[Seed]
+    if seeds is True:
+        chosen = scenario_seeds()
+    elif seeds is False:
+        chosen = ()
+    else:
+        chosen = seeds
+    return auto.explore(
+        target, engine=engine, seeds=chosen, deadline=deadline, observe=observe, workers=workers
+    )
