@@ -38,7 +38,9 @@ def stable_hash(value: Any) -> str:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
+"""Controls, format characters, lone surrogates, line separators and unassigned code points
+(some, such as U+2065, are default-ignorable: an editor would hide them)."""
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -56,7 +58,8 @@ def printable_json(text: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character a terminal
     or an editor would act on or hide written as a ``\\uXXXX`` escape: DEL and the C1
     controls (``json`` escapes only the C0 ones), bidirectional overrides and other format
-    characters, line and paragraph separators. The text stays readable (letters of any
-    script stay as they are) and decodes to the same value: such characters only occur
-    inside strings. For what txcheck writes from untrusted data: traces, cases, reports."""
+    characters, line and paragraph separators, unassigned code points. The text stays
+    readable (letters of any script stay as they are) and decodes to the same value: such
+    characters only occur inside strings. For what txcheck writes from untrusted data:
+    traces, cases, reports."""
     return _NON_ASCII.sub(_escape, text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -403,7 +403,7 @@ def test_scenarios_and_import(
 
 # -- JSON written from untrusted text --------------------------------------------------------
 
-_RAW = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_RAW = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 """Characters a JSON text must hold only as escapes (tabs and newlines between tokens
 aside): json escapes C0 itself; DEL, C1, bidi and the other invisible ones are ours."""
 
@@ -425,6 +425,7 @@ def strings(value: Any) -> list[str]:
 
 
 @given(st.recursive(st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)))
+@example("\u2065")  # unassigned and default-ignorable: found by this test once
 def test_printable_json_escapes_every_invisible_character_and_keeps_the_value(value: Any) -> None:
     raw = json.dumps(value, ensure_ascii=False)
     text = printable_json(raw)

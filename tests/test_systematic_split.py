@@ -16,7 +16,7 @@ import txcheck.exploration.engines.systematic_split as split_module
 from txcheck.exploration.engines.systematic import SystematicEngine, _Node
 from txcheck.exploration.engines.systematic_split import CHUNKS, _cut
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay
-from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.report import EngineReport, StopKind, StopReason
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
 from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.spread.workers import InProcess
@@ -150,6 +150,7 @@ def test_a_time_budget_stops_the_levels_and_proves_no_bound() -> None:
     target = _target(builtin_policy("guarded"), 3)
     report = SystematicEngine().explore(target, Deadline(0.3), workers=InProcess())
     assert "stopped early: time budget exhausted" in report.notes
+    assert report.stopped is not None and report.stopped.kind is StopKind.TIME
     assert not report.complete and report.exhaustive_bound != 3
     assert report.plans[0].stopped == "time budget exhausted"
 
@@ -160,6 +161,7 @@ def test_an_interrupted_search_says_so_and_proves_no_bound() -> None:
     target = _target(builtin_policy("guarded"), 1)
     report = SystematicEngine().explore(target, deadline, workers=InProcess())
     assert "stopped early: interrupted" in report.notes
+    assert report.stopped == StopReason(StopKind.INTERRUPTED, "interrupted")
     assert report.exhaustive_bound is None and not report.complete
     assert report.plans[0].stopped == "interrupted"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
-from txcheck.exploration.kernel.report import EngineReport, ExploreResult
+from txcheck.exploration.kernel.report import EngineReport, ExploreResult, StopKind, StopReason
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.kernel.verdict import verdict_of
 from txcheck.models.sim.policies import Guarded
@@ -180,3 +180,24 @@ def test_the_readme_documents_every_exit_code_and_the_bound() -> None:
     assert "interrupted by SIGINT or SIGTERM" in rows["130, 143"]
     assert "No counterexample for policy guarded: exhaustive to " in readme
     assert "`--require-exhaustive` makes an unreached bound exit 3" in readme
+
+
+def test_the_verdict_says_why_a_search_stopped_short_from_the_typed_reason() -> None:
+    """The stop reason is read from ``EngineReport.stopped``, not parsed from a note: a
+    report whose notes say something else still gets its own reason in the verdict."""
+    short = StopReason(StopKind.STATES, "the state budget (9 states) ran out on 1 of 1 plan sets")
+    report = _report(
+        engine="systematic",
+        bound=2,
+        exhaustive_bound=None,
+        coverage={"faults": {"crash": 2}},
+        notes=("stopped early: something the verdict must not read",),
+        stopped=short,
+    )
+    result = ExploreResult(reports=(report,))
+    assert (
+        verdict_of(result, _target(max_faults=2)).bound
+        == f"exhaustive to no level of 2 deviations ({short.said})"
+    )
+    strict = verdict_of(result, _target(max_faults=2), require_exhaustive=True)
+    assert strict.outcome == "inconclusive" and "must not read" not in strict.bound

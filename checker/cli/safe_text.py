@@ -30,8 +30,9 @@ __all__ = ["block", "escape_controls", "one_line", "plain", "plain_block"]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\x00-\x7f]")
 """The C0 controls but tab and newline, DEL and C1, and any non-ASCII character (which
 ``_escaped`` keeps unless it is invisible: see ``_HIDDEN``)."""
-_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
-"""Controls, format characters (zero-width, bidirectional, BOM) and line separators."""
+_HIDDEN = frozenset({"Cc", "Cf", "Cn", "Zl", "Zp"})
+"""Controls, format characters (zero-width, bidirectional, BOM), line separators and
+unassigned code points (some, such as U+2065, are default-ignorable: hidden when shown)."""
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -38,7 +38,14 @@ import attrs
 
 from txcheck.exploration.engines.independence import Moment
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay, collision_odds
-from txcheck.exploration.kernel.report import Counterexample, EngineReport, PlanBound, Tally
+from txcheck.exploration.kernel.report import (
+    Counterexample,
+    EngineReport,
+    PlanBound,
+    StopKind,
+    StopReason,
+    Tally,
+)
 from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.exploration.plansets.exercise import expects_writes
@@ -113,6 +120,10 @@ class _Found:
 
 class _Stop(Exception):
     """The time ran out (or the search was interrupted) in the middle of a level."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.said)
+        self.reason = reason
 
 
 class _Spent(Exception):
@@ -253,7 +264,7 @@ class _PlanSearch:
             self._level_base = self.states
         while index < len(nodes):
             if deadline.expired():
-                raise _Stop("interrupted" if deadline.interrupted else "time budget exhausted")
+                raise _Stop(StopReason.at_deadline(deadline))
             if self.states >= cap:
                 self._resume_level, self._resume = deviations, (best, index)
                 if deviations and index:
@@ -486,6 +497,7 @@ class SystematicEngine:
         ]
         found: _Found | None = None
         notes: list[str] = []
+        stopped: StopReason | None = None
         max_faults = target.bounds.max_faults
         max_states = target.bounds.max_states
         active = list(searches)  # with a level still to search
@@ -580,10 +592,11 @@ class SystematicEngine:
                 else:
                     level_of[id(search)] = deviations + 1
         except _Stop as stop:
-            notes.append(f"stopped early: {stop}")
+            stopped = stop.reason
+            notes.append(stopped.note())
             for search in active:
                 if not search.stopped:
-                    search.stopped = f"{stop}"
+                    search.stopped = stopped.said
         counterexample = None
         if found is not None:
             execution = found.execution()
@@ -604,6 +617,7 @@ class SystematicEngine:
             held=sum(search.visited.nbytes() for search in searches) if self.prune else None,
             notes=notes,
             started=started,
+            stopped=stopped,
         )
 
 
@@ -618,6 +632,7 @@ def systematic_report(
     held: int | None,
     notes: list[str],
     started: float,
+    stopped: StopReason | None,
 ) -> EngineReport:
     """The systematic engine's report, in one process or spread: the bound proved on every
     plan set, and notes on a state budget that ran out, how prefixes were made and (``held``
@@ -625,12 +640,13 @@ def systematic_report(
     max_faults = target.bounds.max_faults
     proved = [plan.reached for plan in plans if plan.reached is not None]
     short = [plan for plan in plans if plan.stopped]
-    said = any(note.startswith("stopped early") for note in notes)  # the time ran out
-    if short and counterexample is None and not said:
-        notes.append(
-            f"stopped early: the state budget ({target.bounds.max_states:,} states) ran out "
-            f"on {len(short)} of {len(plans)} plan sets"
+    if short and counterexample is None and stopped is None:
+        stopped = StopReason(
+            StopKind.STATES,
+            f"the state budget ({target.bounds.max_states:,} states) ran out "
+            f"on {len(short)} of {len(plans)} plan sets",
         )
+        notes.append(stopped.note())
     notes.append(
         f"replayed {prefixes.replayed} prefix steps for {tally.runs} runs ({prefixes.forked} "
         "forked from a run walking the prefix they share)"
@@ -661,6 +677,7 @@ def systematic_report(
         seconds=time.monotonic() - started,
         notes=tuple(notes),
         plans=tuple(plans),
+        stopped=stopped,
     )
 
 

@@ -50,7 +50,13 @@ from txcheck.exploration.engines.systematic import (
     systematic_report,
 )
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay
-from txcheck.exploration.kernel.report import Counterexample, EngineReport, PlanBound, Tally
+from txcheck.exploration.kernel.report import (
+    Counterexample,
+    EngineReport,
+    PlanBound,
+    StopReason,
+    Tally,
+)
 from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.exploration.plansets.exercise import expects_writes
 from txcheck.exploration.spread.generated import Found
@@ -93,8 +99,8 @@ class _Chunk:
 @attrs.frozen(kw_only=True)
 class _Done:
     """What a chunk sends back: its shortest counterexample (steps, choices), the
-    branches it left for deeper levels, the states it reached and why it stopped short
-    (empty: it did not; ``spent``: its state share ran out)."""
+    branches it left for deeper levels, the states it reached and whether it stopped short
+    (``spent``: its state share ran out; ``stop``: the time ran out)."""
 
     found: Found | None
     length: int
@@ -104,12 +110,20 @@ class _Done:
     states: int
     prefixes: _Prefixes
     tally: Tally
-    stopped: str
+    spent: bool
+    """The chunk used its share of the state budget before its level was done."""
+    stop: StopReason | None
+    """The time ran out (or the search was interrupted) in the chunk."""
     runs: int
     writes: int
     faults: dict[str, int]
     safety_checks: int
     liveness_checks: int
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the chunk stopped before its level was done."""
+        return self.spent or self.stop is not None
 
 
 _built: list[tuple[object, Target]] = []
@@ -139,14 +153,14 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
         visited=visited,
     )
     search.frontier = {chunk.deviations: list(chunk.nodes)}
-    found, stopped = None, ""
+    found, spent, stopped = None, False, None
     cap = chunk.cap if chunk.cap is not None else 1 << 62
     try:
         found = search.level(chunk.deviations, chunk.bound, job.deadline, cap)
     except _Spent:
-        stopped = "spent"
+        spent = True
     except _Stop as stop:
-        stopped = str(stop)
+        stopped = stop.reason
     data = None
     if found is not None:
         execution = found.execution()
@@ -162,7 +176,8 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
         states=stats.states,
         prefixes=stats.prefixes,
         tally=job.tally,
-        stopped=stopped,
+        spent=spent,
+        stop=stopped,
         runs=search.runs,
         writes=search.writes,
         faults=dict(search.faults),
@@ -224,6 +239,8 @@ class _Split:
         self.explored = 0
         self.prefixes = _Prefixes()
         self.notes: list[str] = []
+        self.stopped: StopReason | None = None
+        """Why the search stopped short of the bound, if it did."""
         self.failed: set[int] = set()
         """Plan sets that found a counterexample (none of their levels counts as proved)."""
         self.found: tuple[tuple[bool, int, int, int, int], Found] | None = None
@@ -338,13 +355,13 @@ class _Split:
             self.total.add(result.tally)
         self.tally.set_to(self.total)  # exact, whatever progress messages were late
         self.notes += self.workers.notes
-        stopped = {r.stopped for r in done.values() if r.stopped and r.stopped != "spent"}
-        if len(done) < len(chunks) and not stopped:
-            stopped = {"interrupted" if deadline.interrupted else "time budget exhausted"}
-        if stopped:
-            reason = sorted(stopped)[0]
-            self.notes.append(f"stopped early: {reason}")
-            self._stop(reason)
+        stops = {r.stop for r in done.values() if r.stop is not None}
+        if len(done) < len(chunks) and not stops:
+            stops = {StopReason.at_deadline(deadline)}
+        if stops:
+            self.stopped = min(stops, key=str)
+            self.notes.append(self.stopped.note())
+            self._stop(self.stopped.said)
             return None
         return dict(sorted(done.items()))
 
@@ -357,7 +374,7 @@ class _Split:
         plan.faults.update(done.faults)
         plan.safety_checks += done.safety_checks
         plan.liveness_checks += done.liveness_checks
-        if done.stopped == "spent":
+        if done.spent:
             self._spent(chunk.plan_set, chunk.deviations)
             return
         added = plan.visited.merge(done.visited)
@@ -442,4 +459,5 @@ def search_split(
         held=sum(plan.visited.nbytes() for plan in split.plans) if prune else None,
         notes=notes,
         started=started,
+        stopped=split.stopped,
     )

@@ -4,6 +4,7 @@ and, for the systematic engine, the bound it proved. Engines share this shape, s
 
 from __future__ import annotations
 
+import enum
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -23,6 +24,8 @@ __all__ = [
     "EngineReport",
     "ExploreResult",
     "PlanBound",
+    "StopKind",
+    "StopReason",
     "Tally",
     "outcome_of",
 ]
@@ -177,6 +180,37 @@ TOOL_FAULTS: tuple[FaultKind, ...] = (
 writes under a search of one deviation or more saw each of them, or something is wrong."""
 
 
+class StopKind(enum.Enum):
+    """Why a search stopped short of the bound it promised."""
+
+    INTERRUPTED = "interrupted"
+    TIME = "time"
+    STATES = "states"
+
+
+@attrs.frozen
+class StopReason:
+    """A search that stopped short: why (``kind``, for code) and how that is said to users
+    (``said``, in notes and verdicts)."""
+
+    kind: StopKind
+    said: str
+
+    @classmethod
+    def at_deadline(cls, deadline: Deadline) -> StopReason:
+        """The time ran out, or the user interrupted the search."""
+        if deadline.interrupted:
+            return cls(StopKind.INTERRUPTED, "interrupted")
+        return cls(StopKind.TIME, "time budget exhausted")
+
+    def note(self) -> str:
+        """The line an engine report's notes carry for it."""
+        return f"stopped early: {self.said}"
+
+    def __str__(self) -> str:
+        return self.said
+
+
 @attrs.frozen(kw_only=True)
 class PlanBound:
     """How far the systematic search got on one plan set: the last deviation bound it
@@ -261,6 +295,8 @@ class EngineReport:
     """The deviation bound the engine was asked to search (the systematic engine)."""
     plans: tuple[PlanBound, ...] = ()
     """The bound reached on each plan set (the systematic engine)."""
+    stopped: StopReason | None = None
+    """Why the search stopped short of ``bound`` (the systematic engine), if it did."""
 
     def to_json(self) -> dict[str, Any]:
         return {

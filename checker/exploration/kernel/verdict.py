@@ -93,9 +93,7 @@ def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
         )
         text += f" ({searched} on {len(full)} of {len(report.plans)} plan sets; lower: {lower})"
     else:
-        stopped = next((n for n in report.notes if n.startswith("stopped early")), "")
-        why = stopped.removeprefix("stopped early: ") or "stopped early"
-        text += f" ({why})"
+        text += f" ({report.stopped or 'stopped early'})"
     return text, reached, False
 
 
