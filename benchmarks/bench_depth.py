@@ -46,7 +46,7 @@ from tests import blind_spots  # noqa: E402
 from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck import Bounds, Target  # noqa: E402
 from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: E402
-from txcheck.exploration.kernel.target import Deadline  # noqa: E402
+from txcheck.exploration.kernel.context import SearchContext  # noqa: E402
 from txcheck.exploration.plansets.representative import representative_plans  # noqa: E402
 from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy  # noqa: E402
 
@@ -73,7 +73,7 @@ def measure(spec: str, k: int, prune: bool) -> dict[str, Any]:
     single = representative_plans(target.contract, target.fixture)[0]
     searched = attrs.evolve(target, plans=(single,), bounds=Bounds(max_faults=k, max_states=10**10))
     started = time.process_time()
-    report = SystematicEngine(prune=prune).explore(searched, Deadline())
+    report = SystematicEngine(prune=prune).explore(searched, SearchContext())
     cpu = time.process_time() - started
     found = report.counterexample
     return {

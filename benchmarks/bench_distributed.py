@@ -38,8 +38,8 @@ import attrs
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.engines.systematic import SystematicEngine
-from txcheck.exploration.kernel.report import Engine
-from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.context import Engine, SearchContext
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.plansets.representative import search_plans
 from txcheck.exploration.spread.cluster import DaskWorkers, local_workers
 from txcheck.models.sim.policies import builtin_policy
@@ -112,7 +112,7 @@ def _once(case: Case, workers: DaskWorkers, quick: bool) -> dict[str, Any]:
     spreads: Any = engine
     here, there = _cpu_here(), _cpu_workers(workers)
     start = time.perf_counter()
-    report = spreads.explore(target, Deadline(), workers=workers)
+    report = spreads.explore(target, SearchContext(workers=workers))
     wall = time.perf_counter() - start
     used = {k: v - there[k] for k, v in _cpu_workers(workers).items()}
     cpu = _cpu_here() - here + sum(used.values())

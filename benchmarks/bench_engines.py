@@ -38,9 +38,10 @@ from kit import run_engine
 
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.engines.systematic import SystematicEngine
-from txcheck.exploration.kernel.report import Engine, EngineReport
+from txcheck.exploration.kernel.context import Engine, SearchContext
+from txcheck.exploration.kernel.report import EngineReport
 from txcheck.exploration.kernel.session import Session, execute
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
@@ -94,11 +95,13 @@ class BaselineHypothesis:
     end. For comparison only; txcheck's own machine is ``txcheck.exploration.engines.machine``."""
 
     name = "hypothesis-baseline"
+    spreads = False
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
 
-    def explore(self, target: Target, deadline: Deadline, tally: object = None) -> EngineReport:
+    def explore(self, target: Target, context: SearchContext) -> EngineReport:
+        deadline = context.deadline
         started = time.monotonic()
         counts = {"runs": 0, "steps": 0}
         max_faults = target.bounds.max_faults

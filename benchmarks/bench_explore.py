@@ -44,9 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kit import bounded
 
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import Tally
 from txcheck.exploration.kernel.session import Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan
@@ -162,7 +163,7 @@ def txcheck_throughput(
             seed=seed,
             max_shrinks=0,
         ),
-        Deadline(),
+        SearchContext(),
     )
     seconds = time.perf_counter() - started
     found = report.counterexample
@@ -185,8 +186,7 @@ def control_times(policy: str, seeds: int, examples: int) -> dict[str, Any]:
         started = time.monotonic()
         report = HypothesisEngine().explore(
             bounded(_target(policy, ()), max_faults=3, max_examples=examples, seed=seed),
-            Deadline(),
-            tally,
+            SearchContext(tally=tally),
         )
         total = time.monotonic() - started
         found = report.counterexample

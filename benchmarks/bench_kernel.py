@@ -61,13 +61,13 @@ def _measure_new(k: int, repeat: int) -> dict[str, Any]:
     from txcheck import Bounds, Guarded, Target, execute
     from txcheck.exploration.plansets.representative import representative_plans
     from txcheck.exploration.engines.systematic import SystematicEngine
-    from txcheck.exploration.kernel.target import Deadline
+    from txcheck.exploration.kernel.context import SearchContext
 
     target = Target(policy=Guarded())
     single = representative_plans(target.contract, target.fixture)[0]
     searched = attrs.evolve(target, plans=(single,), bounds=Bounds(max_faults=k, max_states=10**8))
     started = time.process_time()
-    report = SystematicEngine().explore(searched, Deadline())
+    report = SystematicEngine().explore(searched, SearchContext())
     search_cpu = time.process_time() - started
 
     def checked() -> int:

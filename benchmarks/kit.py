@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from txcheck.exploration.kernel.report import Engine, EngineReport
+from txcheck.exploration.kernel.context import Engine, SearchContext
+from txcheck.exploration.kernel.report import EngineReport
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
 
 __all__ = ["bounded", "run_engine"]
@@ -37,4 +38,4 @@ def bounded(
 def run_engine(engine: Engine, target: Target, **limits: object) -> EngineReport:
     """``engine`` on ``bounded(target, **limits)``, stopped by its time budget."""
     chosen = bounded(target, **limits)  # type: ignore[arg-type]
-    return engine.explore(chosen, Deadline(chosen.budget.time_budget))
+    return engine.explore(chosen, SearchContext(deadline=Deadline(chosen.budget.time_budget)))

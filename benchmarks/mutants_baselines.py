@@ -27,7 +27,7 @@ from kit import run_engine
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.engines.systematic import SystematicEngine
-from txcheck.exploration.kernel.report import Engine
+from txcheck.exploration.kernel.context import Engine
 from txcheck.exploration.kernel.session import Session, execute
 from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.representative import representative_plans

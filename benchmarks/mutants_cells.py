@@ -33,6 +33,7 @@ from tests import blind_spots  # noqa: E402
 from tests.blind_spots import CATCHES  # noqa: E402
 from txcheck.cli import build_parser  # noqa: E402
 from txcheck.exploration.engines.shrink import delta_debug, search_below  # noqa: E402
+from txcheck.exploration.kernel.context import SearchContext  # noqa: E402
 from txcheck.exploration.kernel.report import Counterexample, ExploreResult  # noqa: E402
 from txcheck.exploration.kernel.schedule import Deviations  # noqa: E402
 from txcheck.exploration.kernel.session import Execution, execute  # noqa: E402
@@ -222,8 +223,10 @@ def _scenarios(mutant: Mutant, seed: int) -> Cell:
 def _seed_shrink(target: Target, found: Counterexample, cap: float) -> Execution:
     """The proposed fix for unshrunk seed counterexamples: delta-debug the deviations,
     then search below their count systematically (as the random engine does)."""
-    best = delta_debug(target, found.execution, Deadline())
-    report = search_below(target, found.plans, best.deviations, Deadline(cap))
+    best = delta_debug(target, found.execution, SearchContext())
+    report = search_below(
+        target, found.plans, best.deviations, SearchContext(deadline=Deadline(cap))
+    )
     if report is not None and report.counterexample is not None:
         best = report.counterexample.execution
     return best

@@ -19,12 +19,13 @@ from conftest import free_port
 
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import Tally
 from txcheck.exploration.kernel.session import execute
-from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.kernel.workers import Job
 from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.search import explore
-from txcheck.exploration.spread.workers import Job
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import DESIGNATED, Guarded, builtin_policy
@@ -59,7 +60,7 @@ def _slow_item(item: float, job: Job) -> float:
 
 def test_items_come_back_as_they_complete_with_their_counters(dask_workers: Any) -> None:
     progress = Tally()
-    got = list(dask_workers.map_unordered(_slow_item, [0.6, 0.0], Deadline(), progress=progress))
+    got = list(dask_workers.map_unordered(_slow_item, [0.6, 0.0], SearchContext(tally=progress)))
     assert sorted(got) == [(0, 0.6), (1, 0.0)]  # in the order they completed (unasserted)
     assert progress.runs == 2 and dask_workers.notes == []
 
@@ -70,7 +71,7 @@ def _fails(item: int, job: Job) -> int:
 
 def test_an_error_in_an_item_is_raised_in_the_caller(dask_workers: Any) -> None:
     with pytest.raises(ValueError, match="item 0 is bad"):
-        list(dask_workers.map_unordered(_fails, [0], Deadline()))
+        list(dask_workers.map_unordered(_fails, [0], SearchContext()))
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
@@ -82,8 +83,8 @@ def test_the_distributed_verdict_is_the_in_process_verdict(
     # Seed 3: in-process, Hypothesis finds control-no-saga's bug within a few examples, so
     # each share of half the examples has room to find it too.
     target = _target(policy, examples=100 if engine == "hypothesis" else 300, seed=3)
-    alone = ENGINES[engine]().explore(target, Deadline())
-    spread = ENGINES[engine]().explore(target, Deadline(), workers=dask_workers)
+    alone = ENGINES[engine]().explore(target, SearchContext())
+    spread = ENGINES[engine]().explore(target, SearchContext(workers=dask_workers))
     assert (
         _outcome(spread) == _outcome(alone) == ("pass" if name == "guarded" else "counterexample")
     )
@@ -120,8 +121,8 @@ def test_what_the_walks_catch_in_process_they_catch_spread_over_workers(
     dask_workers: Any, mutant: Any
 ) -> None:
     target = _target(mutant.policy(), examples=1000, seed=3)
-    alone = RandomEngine().explore(target, Deadline())
-    spread = RandomEngine().explore(target, Deadline(), workers=dask_workers)
+    alone = RandomEngine().explore(target, SearchContext())
+    spread = RandomEngine().explore(target, SearchContext(workers=dask_workers))
     if alone.counterexample is not None:
         assert spread.counterexample is not None
     if spread.counterexample is not None:  # two shares may catch what one search missed

@@ -23,7 +23,8 @@ from hypothesis.database import (
 
 from txcheck.cli import main
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
-from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.context import SearchContext
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.spread.example_db import (
     KEY_PREFIX,
     CacheDatabase,
@@ -121,17 +122,17 @@ def test_a_failure_found_on_workers_is_the_first_example_of_the_next_run(
     redis_db: str, dask_workers: Any
 ) -> None:
     target = _target(redis_db)
-    first = HypothesisEngine().explore(target, Deadline(), workers=dask_workers)
+    first = HypothesisEngine().explore(target, SearchContext(workers=dask_workers))
     assert first.counterexample is not None
     assert "unseeded, sharing the example database" in first.notes[0]
     # (Its own shares share too: one that starts after another saved a failure replays it.)
     # Another run (in this process: another machine, as far as Redis can tell) replays it.
-    again = HypothesisEngine().explore(target, Deadline())
+    again = HypothesisEngine().explore(target, SearchContext())
     assert again.counterexample is not None
     assert _first_failure(again.notes) == 1
     assert again.counterexample.invariant == first.counterexample.invariant
     # ...and with an empty database the same search needs a few dozen examples.
-    fresh = HypothesisEngine().explore(_target(_empty(redis_db)), Deadline())
+    fresh = HypothesisEngine().explore(_target(_empty(redis_db)), SearchContext())
     assert _first_failure(fresh.notes) > 1
 
 

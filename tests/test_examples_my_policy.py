@@ -20,6 +20,7 @@ from tests.checkout_runs import (
 )
 from txcheck.cli import main
 from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.target import Bounds, Deadline, Target
 from txcheck.models.plan.proposal import Plan
@@ -100,7 +101,7 @@ def test_the_plan_submitted_twice_keeps_every_invariant_to_two_deviations(again:
     schedule of up to two deviations is searched; Careful claims the operation, so the
     second submission attaches instead of charging again."""
     target = Target(policy=Careful(), plans=((PLAN, again),), bounds=Bounds(max_faults=2))
-    report = SystematicEngine().explore(target, Deadline(600))
+    report = SystematicEngine().explore(target, SearchContext(deadline=Deadline(600)))
     assert report.counterexample is None
     assert report.complete and report.states > 10_000
 

@@ -14,10 +14,11 @@ import attrs
 import pytest
 
 from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import EngineReport
-from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.exploration.kernel.target import Bounds, Target
+from txcheck.exploration.kernel.workers import InProcess
 from txcheck.exploration.plansets.representative import representative_plans
-from txcheck.exploration.spread.workers import InProcess
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.choices import Choice
 from txcheck.models.sim.fixture import default_fixture
@@ -174,8 +175,8 @@ def same_search(policy: Policy, plans: tuple[Any, ...], k: int) -> EngineReport:
     """The search with and without forking: equal reports but for how prefixes were
     made; the forking one returned."""
     tgt = target(policy, plans, k)
-    forked = SystematicEngine().explore(tgt, Deadline())
-    replayed = SystematicEngine(fork=False).explore(tgt, Deadline())
+    forked = SystematicEngine().explore(tgt, SearchContext())
+    replayed = SystematicEngine(fork=False).explore(tgt, SearchContext())
 
     def comparable(report: EngineReport) -> dict[str, Any]:
         data = report.to_json()
@@ -201,7 +202,7 @@ def replayed_steps(report: EngineReport) -> int:
 def test_forking_changes_no_report_and_replays_far_less() -> None:
     forked = same_search(Guarded(), SINGLE, 2)
     assert forked.counterexample is None and forked.complete
-    again = SystematicEngine(fork=False).explore(target(Guarded(), SINGLE, 2), Deadline())
+    again = SystematicEngine(fork=False).explore(target(Guarded(), SINGLE, 2), SearchContext())
     assert replayed_steps(forked) * 3 < replayed_steps(again)
 
 
@@ -212,8 +213,8 @@ def test_a_policy_that_cannot_be_forked_is_searched_by_replay_and_the_report_say
 
 def test_the_search_spread_over_workers_forks_or_replays_as_asked() -> None:
     tgt = target(Guarded(), SINGLE, 1)
-    forked = SystematicEngine().explore(tgt, Deadline(), workers=InProcess())
-    replayed = SystematicEngine(fork=False).explore(tgt, Deadline(), workers=InProcess())
+    forked = SystematicEngine().explore(tgt, SearchContext(workers=InProcess()))
+    replayed = SystematicEngine(fork=False).explore(tgt, SearchContext(workers=InProcess()))
     assert forked_runs(forked) > 0 and forked_runs(replayed) == 0
     assert replayed_steps(forked) < replayed_steps(replayed)
     assert (replayed.states, replayed.exhaustive_bound) == (forked.states, forked.exhaustive_bound)

@@ -20,6 +20,7 @@ from txcheck.cli import main
 from txcheck.exploration.engines.faults import FAULT_KINDS, deviations_by_kind, draw_kind
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.machine import describe_failure
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
@@ -188,7 +189,9 @@ def never_quiet(view: RunView) -> Iterator[str]:
 
 
 def _explore(target: Target) -> object:
-    return HypothesisEngine().explore(target, Deadline(target.budget.time_budget))
+    return HypothesisEngine().explore(
+        target, SearchContext(deadline=Deadline(target.budget.time_budget))
+    )
 
 
 def test_safety_is_checked_after_the_step_that_breaks_it() -> None:

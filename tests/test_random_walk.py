@@ -8,12 +8,13 @@ import random
 import attrs
 import pytest
 
-from txcheck.exploration.engines.random_walk import WALKS_PER_EXAMPLE, RandomEngine, _Walk
+from txcheck.exploration.engines.random_walk import RandomEngine, _Walk
 from txcheck.exploration.engines.shrink import delta_debug
+from txcheck.exploration.kernel.context import DEFAULT_TUNING, SearchContext
 from txcheck.exploration.kernel.report import EngineReport
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import execute
-from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
@@ -43,7 +44,7 @@ def walk(name: str, *, seed: int = 0, walks: int = 200, **options: int) -> Engin
     bounded = attrs.evolve(
         target(name), bounds=Bounds(max_faults=2), budget=Budget(max_examples=walks, seed=seed)
     )
-    return RandomEngine(**options).explore(bounded, Deadline())  # type: ignore[arg-type]
+    return RandomEngine(**options).explore(bounded, SearchContext())  # type: ignore[arg-type]
 
 
 def test_the_same_seed_gives_the_same_walks_and_the_same_counterexample() -> None:
@@ -58,7 +59,7 @@ def test_the_same_seed_gives_the_same_walks_and_the_same_counterexample() -> Non
 def test_a_clean_policy_survives_every_walk_and_coverage_is_counted() -> None:
     report = walk("guarded", walks=25)
     assert report.counterexample is None
-    assert report.runs == 25 * WALKS_PER_EXAMPLE
+    assert report.runs == 25 * DEFAULT_TUNING.walks_per_example
     assert report.steps > report.runs * 10  # short rejected plans are among them
     assert report.coverage["invariants"]["no_double_charge"] == report.steps
     assert sum(report.coverage["faults"].values()) > 0
@@ -103,7 +104,7 @@ def test_delta_debugging_drops_the_deviations_the_failure_does_not_need() -> Non
         chooser=Deviations([noise, jump, cause]),
     )
     assert failing.deviations == 3 and failing.failures
-    small = delta_debug(target("control-no-saga"), failing, Deadline())
+    small = delta_debug(target("control-no-saga"), failing, SearchContext())
     assert small.deviations == 1
     assert small.failures[0].name == failing.failures[0].name
     (step,) = [s for s in small.steps if s.deviation]

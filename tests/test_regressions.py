@@ -24,6 +24,7 @@ import pytest
 
 from txcheck.cli import main
 from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.schedule import Deviations
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Bounds, Deadline, Target
@@ -95,7 +96,7 @@ def test_guarded_attaches_the_second_plan_and_charges_once_under_the_same_faults
 
 def _search(policy: Guarded, plans: tuple[Plan, ...], max_faults: int) -> Any:
     target = Target(policy=policy, plans=(plans,), bounds=Bounds(max_faults=max_faults))
-    return SystematicEngine().explore(target, Deadline(600))
+    return SystematicEngine().explore(target, SearchContext(deadline=Deadline(600)))
 
 
 def test_a_systematic_search_of_the_two_plans_finds_nothing_to_one_deviation() -> None:

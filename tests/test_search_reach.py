@@ -27,6 +27,7 @@ from tests.blind_spots import (
 from txcheck.cli import main
 from txcheck.exploration.engines.systematic import SystematicEngine, plan_sets_of
 from txcheck.exploration.engines.visited import FingerprintTable, collision_odds
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.session import Session, execute
 from txcheck.exploration.kernel.target import Bounds, Deadline, Target
 from txcheck.exploration.plansets.representative import representative_plans, search_plans
@@ -131,14 +132,16 @@ def test_the_same_fault_on_the_same_retried_call_costs_one_deviation() -> None:
 
 def test_a_retry_forever_policy_is_caught_at_one_deviation() -> None:
     target = Target(policy=RetryTimeoutsForever(), plans=(SINGLE,), bounds=Bounds(max_faults=1))
-    report = SystematicEngine().explore(target, Deadline(300))
+    report = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
     found = report.counterexample
     assert found is not None and found.invariant == "retry_budget"
     assert found.deviations == 1
     timeouts = [s for s in found.execution.steps if s.deviation]
     assert len(timeouts) == 4  # max_attempts 4: the fifth attempt breaks the budget
     # guarded, the control, survives the same search
-    clean = SystematicEngine().explore(attrs.evolve(target, policy=Guarded()), Deadline(300))
+    clean = SystematicEngine().explore(
+        attrs.evolve(target, policy=Guarded()), SearchContext(deadline=Deadline(300))
+    )
     assert clean.counterexample is None and clean.complete
 
 
@@ -163,7 +166,7 @@ def test_retry_forever_is_caught_without_the_scenario_seeds(
 
 def _first(policy: Guarded, max_faults: int) -> Any:
     target = Target(policy=policy, bounds=Bounds(max_faults=max_faults))
-    return SystematicEngine().explore(target, Deadline(600)).counterexample
+    return SystematicEngine().explore(target, SearchContext(deadline=Deadline(600))).counterexample
 
 
 def test_a_one_call_plan_reaches_a_policy_that_skips_validation_for_it() -> None:
@@ -190,14 +193,19 @@ def test_two_checkouts_at_once_reach_keys_made_from_call_ids() -> None:
     """Alone, or submitted twice, the plan runs clean: only a second, different plan
     sends the same key for another intent."""
     target = Target(policy=KeyFromCallId(), plans=(SINGLE,), bounds=Bounds(max_faults=0))
-    assert SystematicEngine().explore(target, Deadline(300)).counterexample is None
+    assert (
+        SystematicEngine().explore(target, SearchContext(deadline=Deadline(300))).counterexample
+        is None
+    )
     pair = _plan_set("checkout, two at once")
     target = attrs.evolve(target, plans=(pair,))
-    found = SystematicEngine().explore(target, Deadline(300)).counterexample
+    found = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300))).counterexample
     assert found is not None and found.invariant == "fault_free_completion"
     assert found.deviations == 0
     # guarded, the control, completes both checkouts
-    clean = SystematicEngine().explore(attrs.evolve(target, policy=Guarded()), Deadline(300))
+    clean = SystematicEngine().explore(
+        attrs.evolve(target, policy=Guarded()), SearchContext(deadline=Deadline(300))
+    )
     assert clean.counterexample is None and clean.complete
 
 
@@ -211,7 +219,7 @@ def test_an_undo_resolved_by_asking_about_the_forward_call_is_not_a_compensation
     target = Target(
         policy=UndoResolvedByForwardCall(), plans=(SINGLE,), bounds=Bounds(max_faults=2)
     )
-    found = SystematicEngine().explore(target, Deadline(600)).counterexample
+    found = SystematicEngine().explore(target, SearchContext(deadline=Deadline(600))).counterexample
     assert found is not None and found.invariant in CATCHES["UndoResolvedByForwardCall"]
     assert found.deviations == 2
     # the journal says the order was cancelled: the world says it never was
@@ -254,7 +262,7 @@ def test_default_explore_kills_each_blind_spot_mutant(
 def test_the_failed_lookup_mutant_is_a_three_deviation_bug() -> None:
     """It survives two deviations: what makes it a blind spot for small bounds."""
     target = Target(policy=FailedLookupNotCommitted(), plans=(SINGLE,), bounds=Bounds(max_faults=1))
-    report = SystematicEngine().explore(target, Deadline(300))
+    report = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
     assert report.counterexample is None and report.complete
 
 
@@ -329,7 +337,7 @@ def _single(policy: Any, invariants: Any = DEFAULT_INVARIANTS, k: int = 2) -> An
     target = Target(
         policy=policy, plans=(SINGLE,), invariants=invariants, bounds=Bounds(max_faults=k)
     )
-    return SystematicEngine().explore(target, Deadline(300))
+    return SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
 
 
 def test_states_that_differ_only_in_fault_counts_are_one_state() -> None:
@@ -377,8 +385,8 @@ def test_forgetting_fault_counts_changes_no_verdict_at_two_deviations(name: str)
     for plans in representative_plans(CONTRACT, FIXTURE):
         target = Target(policy=policy, plans=(plans,), bounds=Bounds(max_faults=2))
         counted = attrs.evolve(target, invariants=(*DEFAULT_INVARIANTS, _counts_nothing))
-        blind = SystematicEngine().explore(target, Deadline())
-        assert _proved(blind) == _proved(SystematicEngine().explore(counted, Deadline()))
+        blind = SystematicEngine().explore(target, SearchContext())
+        assert _proved(blind) == _proved(SystematicEngine().explore(counted, SearchContext()))
 
 
 # -- per-plan bounds and the visited set -----------------------------------------------------------
@@ -386,7 +394,7 @@ def test_forgetting_fault_counts_changes_no_verdict_at_two_deviations(name: str)
 
 def test_each_plan_set_reports_the_bound_it_reached_and_the_budget_is_shared_out() -> None:
     target = Target(policy=Guarded(), bounds=Bounds(max_faults=3, max_states=3000))
-    report = SystematicEngine().explore(target, Deadline(300))
+    report = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
     assert report.counterexample is None and not report.complete
     bounds = {p.label: p.reached for p in report.plans}
     assert bounds["create_order alone"] == 3  # small plans go all the way
@@ -415,8 +423,8 @@ def test_the_fingerprint_table_keeps_the_least_and_grows() -> None:
 def test_pruned_and_unpruned_agree_with_free_repeats_and_time_shifts() -> None:
     for policy in (RetryTimeoutsForever(), Guarded()):
         target = Target(policy=policy, plans=(SINGLE,), bounds=Bounds(max_faults=1))
-        pruned = SystematicEngine().explore(target, Deadline(300))
-        full = SystematicEngine(prune=False).explore(target, Deadline(300))
+        pruned = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
+        full = SystematicEngine(prune=False).explore(target, SearchContext(deadline=Deadline(300)))
         assert (pruned.counterexample is None) == (full.counterexample is None)
         assert pruned.exhaustive_bound == full.exhaustive_bound
         if pruned.counterexample is not None and full.counterexample is not None:
@@ -450,7 +458,7 @@ def test_a_budget_that_covers_the_lowest_level_everywhere_proves_it_everywhere()
     sets = {entry.label: entry.plans for entry in plan_sets_of(Target(policy=Guarded()))}
     plans = (sets["checkout on two resources"], sets["checkout"])
     target = Target(policy=Guarded(), plans=plans, bounds=Bounds(max_faults=2, max_states=12_000))
-    report = SystematicEngine().explore(target, Deadline(300))
+    report = SystematicEngine().explore(target, SearchContext(deadline=Deadline(300)))
     assert report.counterexample is None and not report.complete
     assert [p.reached for p in report.plans] == [1, 1]
     assert report.exhaustive_bound == 1

@@ -12,9 +12,10 @@ import pytest
 
 from txcheck.exploration.engines.independence import Moment
 from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import EngineReport
 from txcheck.exploration.kernel.session import execute
-from txcheck.exploration.kernel.target import Bounds, Deadline, Target
+from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.plan.contract_loader import default_contract
@@ -62,7 +63,7 @@ def target(
 
 def explore(t: Target, k: int, *, prune: bool = True, states: int = 10**6) -> EngineReport:
     bounded = attrs.evolve(t, bounds=Bounds(max_faults=k, max_states=states))
-    return SystematicEngine(prune=prune).explore(bounded, Deadline())
+    return SystematicEngine(prune=prune).explore(bounded, SearchContext())
 
 
 def outcome(report: EngineReport) -> tuple[str, int, int] | None:
@@ -347,7 +348,7 @@ def test_a_user_service_set_reaches_the_systematic_engine() -> None:
         plans=((gift_cards.PLAN,),),
         bounds=Bounds(max_faults=1),
     )
-    found = SystematicEngine().explore(user, Deadline()).counterexample
+    found = SystematicEngine().explore(user, SearchContext()).counterexample
     assert found is not None
     assert (found.invariant, found.deviations) == ("one_gift_card_per_order", 1)
     assert "gift_cards" in found.execution.run.world.state

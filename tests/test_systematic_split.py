@@ -14,12 +14,13 @@ import pytest
 
 import txcheck.exploration.engines.systematic_split as split_module
 from txcheck.exploration.engines.systematic import SystematicEngine, _Node
-from txcheck.exploration.engines.systematic_split import CHUNKS, _cut
+from txcheck.exploration.engines.systematic_split import _cut
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay
+from txcheck.exploration.kernel.context import DEFAULT_TUNING, SearchContext
 from txcheck.exploration.kernel.report import EngineReport, StopKind, StopReason
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.workers import InProcess
 from txcheck.exploration.plansets.representative import representative_plans
-from txcheck.exploration.spread.workers import InProcess
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
@@ -43,9 +44,9 @@ def _searched(name: str, where: str, workers: Any = None) -> EngineReport:
     ``here`` (chunks, in-process) or ``dask`` (chunks on ``workers``); each made once."""
     key = (name, where)
     if key not in _SEARCHED:
-        options = {"alone": {}, "here": {"workers": InProcess()}, "dask": {"workers": workers}}
+        chosen = {"alone": None, "here": InProcess(), "dask": workers}[where]
         target = _target(_policy(name), 2)
-        _SEARCHED[key] = SystematicEngine().explore(target, Deadline(), **options[where])
+        _SEARCHED[key] = SystematicEngine().explore(target, SearchContext(workers=chosen))
     return _SEARCHED[key]
 
 
@@ -118,9 +119,9 @@ def test_an_overlay_reads_both_tables_and_writes_only_its_own() -> None:
 @pytest.mark.parametrize("count", [0, 1, 5, 16, 17, 100])
 def test_a_level_is_cut_into_contiguous_chunks_in_order(count: int) -> None:
     nodes = [_Node(path=None, cut=i, alt=None) for i in range(count)]  # type: ignore[arg-type]
-    chunks = _cut(nodes, CHUNKS)
+    chunks = _cut(nodes, DEFAULT_TUNING.chunks)
     assert [n for chunk in chunks for n in chunk] == nodes
-    assert len(chunks) == min(count, CHUNKS)
+    assert len(chunks) == min(count, DEFAULT_TUNING.chunks)
     assert all(chunks) and max(map(len, chunks), default=0) - min(map(len, chunks), default=0) <= 1
 
 
@@ -141,14 +142,16 @@ def test_without_a_bug_the_distinct_states_are_those_of_one_process() -> None:
 @pytest.mark.parametrize("policy", POLICIES)
 def test_chunked_levels_on_every_plan_set_prove_what_one_process_proves(policy: str) -> None:
     target = _target(_policy(policy), 2, single=False)
-    alone = SystematicEngine().explore(target, Deadline())
-    split = SystematicEngine().explore(target, Deadline(), workers=InProcess())
+    alone = SystematicEngine().explore(target, SearchContext())
+    split = SystematicEngine().explore(target, SearchContext(workers=InProcess()))
     assert _proved(split) == _proved(alone)
 
 
 def test_a_time_budget_stops_the_levels_and_proves_no_bound() -> None:
     target = _target(builtin_policy("guarded"), 3)
-    report = SystematicEngine().explore(target, Deadline(0.3), workers=InProcess())
+    report = SystematicEngine().explore(
+        target, SearchContext(deadline=Deadline(0.3), workers=InProcess())
+    )
     assert "stopped early: time budget exhausted" in report.notes
     assert report.stopped is not None and report.stopped.kind is StopKind.TIME
     assert not report.complete and report.exhaustive_bound != 3
@@ -159,7 +162,9 @@ def test_an_interrupted_search_says_so_and_proves_no_bound() -> None:
     deadline = Deadline()
     deadline.interrupt()  # as SIGINT does, before the first chunk ran
     target = _target(builtin_policy("guarded"), 1)
-    report = SystematicEngine().explore(target, deadline, workers=InProcess())
+    report = SystematicEngine().explore(
+        target, SearchContext(deadline=deadline, workers=InProcess())
+    )
     assert "stopped early: interrupted" in report.notes
     assert report.stopped == StopReason(StopKind.INTERRUPTED, "interrupted")
     assert report.exhaustive_bound is None and not report.complete
@@ -168,7 +173,7 @@ def test_an_interrupted_search_says_so_and_proves_no_bound() -> None:
 
 def test_a_state_budget_stops_a_level_below_the_bound() -> None:
     target = _target(builtin_policy("guarded"), 2, max_states=3000)
-    report = SystematicEngine().explore(target, Deadline(), workers=InProcess())
+    report = SystematicEngine().explore(target, SearchContext(workers=InProcess()))
     assert not report.complete
     assert report.exhaustive_bound == 1  # level 1 fits in 3,000 states, level 2 does not
     assert report.plans[0].stopped == "the state budget ran out at 2 deviations"
@@ -181,7 +186,7 @@ def test_a_state_budget_finishes_one_plan_set_rather_than_two_halves() -> None:
     target = attrs.evolve(
         _target(builtin_policy("guarded"), 2, max_states=100_000), plans=(SINGLE, SINGLE)
     )
-    report = SystematicEngine().explore(target, Deadline(), workers=InProcess())
+    report = SystematicEngine().explore(target, SearchContext(workers=InProcess()))
     first, second = report.plans
     assert (first.reached, first.stopped) == (2, "")
     assert (second.reached, second.stopped) == (1, "the state budget ran out at 2 deviations")
@@ -213,8 +218,8 @@ def test_two_workers_on_every_plan_set_prove_what_one_process_proves(
     dask_workers: Any, policy: str
 ) -> None:
     target = _target(_policy(policy), 2, single=False)
-    alone = SystematicEngine().explore(target, Deadline())
-    spread = SystematicEngine().explore(target, Deadline(), workers=dask_workers)
+    alone = SystematicEngine().explore(target, SearchContext())
+    spread = SystematicEngine().explore(target, SearchContext(workers=dask_workers))
     assert _proved(spread) == _proved(alone)
 
 
@@ -231,5 +236,5 @@ def test_a_broken_chunk_merge_would_be_caught(monkeypatch: pytest.MonkeyPatch) -
         real(self, chunk, index, done)
 
     monkeypatch.setattr(split_module._Split, "_merge", first_only)
-    broken = SystematicEngine().explore(target, Deadline(), workers=InProcess())
+    broken = SystematicEngine().explore(target, SearchContext(workers=InProcess()))
     assert broken.counterexample is None

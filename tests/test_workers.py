@@ -16,12 +16,13 @@ import pytest
 
 from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import EngineReport, Tally
-from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target
+from txcheck.exploration.kernel.target import Bounds, Budget, Target
+from txcheck.exploration.kernel.workers import InProcess, Job
 from txcheck.exploration.search import explore
 from txcheck.exploration.spread.generated import derived_seed, shares_of, spread
 from txcheck.exploration.spread.shipping import ShippingError, describe, rebuild
-from txcheck.exploration.spread.workers import InProcess, Job
 from txcheck.invariants import DEFAULT_INVARIANTS, always
 from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.policies import Guarded, builtin_policy
@@ -46,10 +47,10 @@ def _square(item: int, job: Job) -> int:
 def test_in_process_maps_every_item_sums_the_counters_and_stops_when_cancelled() -> None:
     workers = InProcess()
     progress = Tally()
-    got = list(workers.map_unordered(_square, [1, 2, 3], Deadline(), progress=progress))
+    got = list(workers.map_unordered(_square, [1, 2, 3], SearchContext(tally=progress)))
     assert got == [(0, 1), (1, 4), (2, 9)] and progress.runs == 6
     seen = []
-    for index, result in workers.map_unordered(_square, [1, 2, 3], Deadline()):
+    for index, result in workers.map_unordered(_square, [1, 2, 3], SearchContext()):
         seen.append((index, result))
         workers.cancel()
     assert seen == [(0, 1)]
@@ -99,8 +100,8 @@ def _without_notes(report: EngineReport) -> dict[str, Any]:
 @pytest.mark.parametrize("policy", ["naive", "guarded"])
 def test_one_share_in_process_is_the_in_process_search(engine: Any, policy: str) -> None:
     target = _target(policy)
-    alone = engine.explore(target, Deadline())
-    shared = engine.explore(target, Deadline(), workers=InProcess())
+    alone = engine.explore(target, SearchContext())
+    shared = engine.explore(target, SearchContext(workers=InProcess()))
     assert _without_notes(shared) == _without_notes(alone)
     assert shared.notes[0].startswith("spread over in-process: 1 share(s) of 120 examples")
     if alone.counterexample is not None:
@@ -118,11 +119,11 @@ class _TwoShares(InProcess):
 
 def test_the_lowest_share_that_fails_is_reported_and_only_shares_up_to_it_are_counted() -> None:
     target = _target("naive", examples=200)
-    report = spread(RandomEngine(), target, Deadline(), None, _TwoShares())
+    report = spread(RandomEngine(), target, SearchContext(workers=_TwoShares()))
     assert report.counterexample is not None
     assert any(n.startswith("share 2 was stopped once share 1 found") for n in report.notes)
     alone = RandomEngine().explore(
-        attrs.evolve(target, budget=attrs.evolve(target.budget, max_examples=100)), Deadline()
+        attrs.evolve(target, budget=attrs.evolve(target.budget, max_examples=100)), SearchContext()
     )
     assert report.runs == alone.runs
 

@@ -39,9 +39,9 @@ from txcheck.exploration.engines.auto import ENGINES
 from txcheck.exploration.kernel.report import Counterexample, ExploreResult
 from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
 from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+from txcheck.exploration.kernel.workers import Workers
 from txcheck.exploration.search import explore
 from txcheck.exploration.spread.example_db import check_database, forget_warnings
-from txcheck.exploration.spread.workers import Workers
 from txcheck.exploration.usercode.loading import LoadedPolicy, load_policy
 from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.models.errors import InputError, user_code_error

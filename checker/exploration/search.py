@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from txcheck.exploration.engines import auto
-from txcheck.exploration.engines.auto import Observer, Seed
+from txcheck.exploration.engines.auto import Seed
+from txcheck.exploration.kernel.context import Observer, SearchContext, Tuning
 from txcheck.exploration.kernel.report import ExploreResult
 from txcheck.exploration.kernel.target import Deadline, Target
-from txcheck.exploration.spread.workers import Workers
+from txcheck.exploration.kernel.workers import Workers
 from txcheck.scenarios.catalog import scenario_seeds
 
 __all__ = ["explore"]
@@ -27,12 +28,14 @@ def explore(
     deadline: Deadline | None = None,
     observe: Observer | None = None,
     workers: Workers | None = None,
+    tuning: Tuning | None = None,
 ) -> ExploreResult:
     """Search ``target`` for a counterexample, within its budget (or ``deadline``).
 
     ``seeds``: ``True`` replays the scenario catalog's seeds first (with ``engine="auto"``),
     ``False`` none, or a sequence of your own ``(plans, deviations)`` seeds. With ``workers``,
-    the engines that can spread their work over them do.
+    the engines that can spread their work over them do. ``observe`` is told when each
+    engine starts, with the counters it fills; ``tuning`` changes the engines' constants.
     """
     chosen: Sequence[Seed]
     if seeds is True:
@@ -41,6 +44,7 @@ def explore(
         chosen = ()
     else:
         chosen = seeds
-    return auto.explore(
-        target, engine=engine, seeds=chosen, deadline=deadline, observe=observe, workers=workers
+    search = SearchContext.of(
+        target, deadline=deadline, workers=workers, observe=observe, tuning=tuning
     )
+    return auto.explore(target, search, engine=engine, seeds=chosen)

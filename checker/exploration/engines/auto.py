@@ -5,17 +5,15 @@ data; ``txcheck.exploration.search`` passes the scenario catalog's), then runs e
 in ``AUTO_ORDER``, sharing the time budget, and stops at the first counterexample. An
 engine is one line in ``ENGINES``.
 
-With ``workers`` (``txcheck.exploration.spread.workers``), each engine whose ``explore`` takes a
-``workers`` argument spreads its work over them; the others (and the scenario seeds) run
-in this process, and their reports say so.
+With workers in the search context (``txcheck.exploration.kernel.context``), each engine
+that ``spreads`` spreads its work over them; the others (and the seeds) run in this
+process, and their reports say so.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import attrs
 
@@ -23,27 +21,23 @@ from txcheck.exploration.engines.hypothesis_engine import HypothesisEngine
 from txcheck.exploration.engines.random_walk import RandomEngine
 from txcheck.exploration.engines.shrink import search_below
 from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import Engine, SearchContext
 from txcheck.exploration.kernel.report import (
     Counterexample,
-    Engine,
     EngineReport,
     ExploreResult,
-    Tally,
 )
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
 from txcheck.exploration.kernel.session import Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.readiness import check_ready
 from txcheck.exploration.spread.shipping import describe
-from txcheck.exploration.spread.workers import Workers
 from txcheck.models.errors import InputError
 from txcheck.models.plan.proposal import Plan
 
 __all__ = [
     "AUTO_ORDER",
     "ENGINES",
-    "SHORTEN_SECONDS",
-    "Observer",
     "Seed",
     "explore",
     "run_seeds",
@@ -60,25 +54,17 @@ AUTO_ORDER: tuple[str, ...] = ("systematic", "random", "hypothesis")
 """The order ``auto`` runs the engines in: exhaustive first, then cheap deep walks, then
 generated plans and schedules with Hypothesis's shrinking."""
 
-SHORTEN_SECONDS = 10.0
-"""How long ``auto`` may search for a shorter counterexample than a seed's."""
-
-Observer = Callable[[str, Tally], None]
-"""Told when each search starts: its name and the counters it fills as it goes."""
-
 Seed = tuple[tuple[Plan, ...], Sequence[Deviation]]
 """A regression seed: the plans of one run and the deviations its schedule takes."""
 
 
-def run_seeds(
-    target: Target, seeds: Sequence[Seed], deadline: Deadline, tally: Tally | None = None
-) -> EngineReport:
+def run_seeds(target: Target, seeds: Sequence[Seed], search: SearchContext) -> EngineReport:
     """Replay every seed whose tools the contract has, on the target policy."""
     started = time.monotonic()
-    counters = tally if tally is not None else Tally()
+    counters = search.tally
     found = None
     for plans, deviations in seeds:
-        if deadline.expired():
+        if search.stop:
             break
         if any(target.contract.tool(c.name) is None for p in plans for c in p.calls):
             continue
@@ -105,82 +91,57 @@ def run_seeds(
 
 
 def _shorten(
-    target: Target, deadline: Deadline, found: Counterexample
+    target: Target, search: SearchContext, found: Counterexample
 ) -> tuple[EngineReport | None, Counterexample]:
     """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
     below its deviation count, briefly; the report and the (perhaps shorter) bug. A
     policy error is kept as it is."""
     if found.execution.error is not None:
         return None, found
-    report = search_below(target, found.plans, found.deviations, deadline.within(SHORTEN_SECONDS))
+    briefly = search.within(search.tuning.shorten_seconds).alone()
+    report = search_below(target, found.plans, found.deviations, briefly)
     if report is None or report.counterexample is None:
         return report, found
     return report, found.shortened("systematic", report.counterexample.execution)
 
 
-class _Spreads(Protocol):
-    """An engine whose ``explore`` can spread its work over ``workers``."""
-
-    def explore(
-        self, target: Target, deadline: Deadline, tally: Tally | None = ..., *, workers: Workers
-    ) -> EngineReport: ...
-
-
-def _run(
-    chosen: Engine, target: Target, deadline: Deadline, tally: Tally, workers: Workers | None
-) -> EngineReport:
-    """``chosen``'s search, over ``workers`` when it can spread, else in this process."""
-    if workers is None:
-        return chosen.explore(target, deadline, tally)
-    if "workers" in inspect.signature(chosen.explore).parameters:
-        spreads: _Spreads = chosen  # type: ignore[assignment]
-        return spreads.explore(target, deadline, tally, workers=workers)
-    report = chosen.explore(target, deadline, tally)
+def _run(chosen: Engine, target: Target, search: SearchContext) -> EngineReport:
+    """``chosen``'s search, over the context's workers when it can spread, else in this
+    process (and its report says so)."""
+    if search.workers is None or chosen.spreads:
+        return chosen.explore(target, search)
+    report = chosen.explore(target, search.alone())
     note = f"{report.engine} ran in-process (it does not spread over workers)"
     return attrs.evolve(report, notes=(*report.notes, note))
 
 
 def explore(
-    target: Target,
-    *,
-    engine: str = "auto",
-    seeds: Sequence[Seed] = (),
-    deadline: Deadline | None = None,
-    observe: Observer | None = None,
-    workers: Workers | None = None,
+    target: Target, search: SearchContext, *, engine: str = "auto", seeds: Sequence[Seed] = ()
 ) -> ExploreResult:
-    """Search ``target`` for a counterexample, within its budget (or ``deadline``): with
-    ``engine="auto"``, ``seeds`` first; with ``workers``, the engines that can spread their
-    work over them do."""
+    """Search ``target`` for a counterexample within the context's deadline: with
+    ``engine="auto"``, ``seeds`` first; the engines that can spread their work over the
+    context's workers do."""
     if engine != "auto" and engine not in ENGINES:
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
     check_ready(target)
-    if workers is not None:
+    if search.workers is not None:
         describe(target)  # what cannot be sent to workers is refused before any search
-    deadline = deadline or Deadline(target.budget.time_budget)
     reports: list[EngineReport] = []
-
-    def tally(name: str) -> Tally:
-        counters = Tally()
-        if observe is not None:
-            observe(name, counters)
-        return counters
-
     if engine == "auto" and seeds:
-        report = run_seeds(target, seeds, deadline, tally("seeds"))
+        report = run_seeds(target, seeds, search.for_engine("seeds").alone())
         reports.append(report)
         if report.counterexample is not None:
-            shorter, found = _shorten(target, deadline, report.counterexample)
+            shorter, found = _shorten(target, search, report.counterexample)
             if shorter is not None:
                 reports.append(shorter)
             return ExploreResult(reports=tuple(reports), counterexample=found)
     names = list(AUTO_ORDER) if engine == "auto" else [engine]
     for index, name in enumerate(names):
-        if deadline.expired():
+        if search.stop:
             break
         chosen = ENGINES[name]()
-        report = _run(chosen, target, deadline.share(len(names) - index), tally(name), workers)
+        report = _run(chosen, target, search.for_engine(name, share=len(names) - index))
         reports.append(report)
         if report.counterexample is not None:
             return ExploreResult(reports=tuple(reports), counterexample=report.counterexample)

@@ -31,9 +31,10 @@ from txcheck.exploration.engines.machine import (
     machine_class,
 )
 from txcheck.exploration.engines.shrink import fewer_deviations
-from txcheck.exploration.kernel.report import Counterexample, EngineReport, Tally
+from txcheck.exploration.kernel.context import SearchContext
+from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import Execution, execute
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.spread.example_db import (
     CacheDatabase,
     open_database,
@@ -41,7 +42,6 @@ from txcheck.exploration.spread.example_db import (
     warn_once,
 )
 from txcheck.exploration.spread.generated import spread
-from txcheck.exploration.spread.workers import Workers
 from txcheck.models.errors import PolicyError
 
 __all__ = ["PHASES", "HypothesisEngine", "confirm", "example_database"]
@@ -93,24 +93,18 @@ class HypothesisEngine:
     (``txcheck.exploration.engines.machine``)."""
 
     name = "hypothesis"
+    spreads = True
 
-    def explore(
-        self,
-        target: Target,
-        deadline: Deadline,
-        tally: Tally | None = None,
-        *,
-        workers: Workers | None = None,
-    ) -> EngineReport:
-        """Search ``target``; with ``workers``, the examples are spread over them
-        (``txcheck.exploration.spread.generated``)."""
-        if workers is not None:
-            return spread(self, target, deadline, tally, workers)
+    def explore(self, target: Target, context: SearchContext) -> EngineReport:
+        """Search ``target``; with the context's workers, the examples are spread over
+        them (``txcheck.exploration.spread.generated``)."""
+        if context.workers is not None:
+            return spread(self, target, context)
         started = time.monotonic()
-        counters = tally if tally is not None else Tally()
+        counters = context.tally
         recorder = Recorder()
         budget = target.budget
-        machine = machine_class(target, deadline=deadline, tally=counters, recorder=recorder)
+        machine = machine_class(target, context=context, recorder=recorder)
         if budget.seed is not None:
             machine = hypothesis_seed(budget.seed)(machine)
         hypothesis_settings = settings(
@@ -138,7 +132,7 @@ class HypothesisEngine:
             notes.append(f"shrinking stopped after {budget.max_shrinks} examples")
         except BudgetExpired:
             found = recorder.smallest
-            why = "interrupted" if deadline.interrupted else "time budget ran out"
+            why = "interrupted" if context.deadline.interrupted else "time budget ran out"
             notes.append(
                 f"{why} while shrinking: the smallest failure seen is reported"
                 if found is not None
@@ -162,7 +156,7 @@ class HypothesisEngine:
             counterexample = Counterexample(
                 found_by=self.name, plans=execution.plans, execution=execution
             )
-            shorter = fewer_deviations(target, execution, deadline)
+            shorter = fewer_deviations(target, execution, context)
             if shorter is not execution:
                 counterexample = counterexample.shortened("delta-debugging", shorter)
         return EngineReport(

@@ -28,9 +28,9 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from txcheck.exploration.engines.faults import deviations_by_kind, draw_deviation, draw_kind, swarms
-from txcheck.exploration.kernel.report import Tally
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.session import Execution, Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.strategies import PlanSpace, submissions
 from txcheck.models.canonical import stable_hash
 from txcheck.models.errors import ControlFlow
@@ -38,9 +38,6 @@ from txcheck.models.plan.proposal import Plan, plan_to_json
 from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
 
 __all__ = [
-    "ADVANCE_MAX",
-    "INJECT_ODDS",
-    "SKIP_MAX",
     "BudgetExpired",
     "InvariantViolation",
     "PolicyHung",
@@ -49,13 +46,6 @@ __all__ = [
     "machine_class",
     "target_digest",
 ]
-
-ADVANCE_MAX = 8
-"""A ``step`` rule takes up to this many default steps before it may inject a fault."""
-INJECT_ODDS = 2
-"""...and then injects one with odds 1 in ``INJECT_ODDS``..."""
-SKIP_MAX = 3
-"""...landing 0 to ``SKIP_MAX`` opportunities on."""
 
 
 class BudgetExpired(KeyboardInterrupt, ControlFlow):
@@ -154,21 +144,23 @@ def target_digest(target: Target) -> str:
 def machine_class(
     target: Target,
     *,
-    deadline: Deadline | None = None,
-    tally: Tally | None = None,
+    context: SearchContext | None = None,
     recorder: Recorder | None = None,
     explain: Callable[[Execution], str] | None = None,
 ) -> type[RuleBasedStateMachine]:
-    """A state machine class exploring ``target``. ``tally`` and ``recorder`` are shared
-    by every example; ``explain`` renders the final failing example as a note."""
-    stop = deadline or Deadline.none()
-    counters = tally if tally is not None else Tally()
+    """A state machine class exploring ``target`` (until the context's deadline, counting
+    into its tally; no context: no deadline). The tally and ``recorder`` are shared by
+    every example; ``explain`` renders the final failing example as a note."""
+    context = context if context is not None else SearchContext()
+    stop = context.deadline
+    counters = context.tally
+    tuning = context.tuning
     found = recorder if recorder is not None else Recorder()
     max_faults = target.bounds.max_faults
     max_shrinks = target.budget.max_shrinks
-    advances = st.integers(min_value=0, max_value=ADVANCE_MAX)
-    injects = st.integers(min_value=0, max_value=INJECT_ODDS - 1).map(lambda x: x == 1)
-    skips = st.integers(min_value=0, max_value=SKIP_MAX)
+    advances = st.integers(min_value=0, max_value=tuning.advance_max)
+    injects = st.integers(min_value=0, max_value=tuning.inject_odds - 1).map(lambda x: x == 1)
+    skips = st.integers(min_value=0, max_value=tuning.skip_max)
     repeats = st.booleans()
     plan_strategy: st.SearchStrategy[tuple[Plan, ...]]
     if target.plans:

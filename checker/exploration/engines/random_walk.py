@@ -21,39 +21,35 @@ from collections.abc import Sequence
 
 from txcheck.exploration.engines.shrink import delta_debug, search_below
 from txcheck.exploration.engines.systematic import plan_sets_of
-from txcheck.exploration.kernel.report import Counterexample, EngineReport, Tally
+from txcheck.exploration.kernel.context import DEFAULT_TUNING, SearchContext, Tuning
+from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import Execution, Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.spread.generated import spread
-from txcheck.exploration.spread.workers import Workers
 from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
 from txcheck.models.sim.deviation_cost import deviation_count
 from txcheck.models.sim.runner import Run
 
-__all__ = ["BURST", "BURST_ODDS", "STUBBORN", "WALKS_PER_EXAMPLE", "RandomEngine"]
-
-WALKS_PER_EXAMPLE = 10
-"""Walks per unit of ``Budget.max_examples``: a walk costs about a tenth of a Hypothesis
-example (no strategy draws, no shrinking), and deep bugs need thousands of them."""
-BURST = 6
-"""Steps after a deviation during which faults are likelier..."""
-BURST_ODDS = 0.4
-"""...with these odds per step."""
-
-STUBBORN = 0.5
-"""The odds that a walk repeats its last fault when the call it hit is retried (free:
-``txcheck.models.sim.deviation_cost``), so a call can keep failing until the policy gives up."""
+__all__ = ["RandomEngine"]
 
 
 class _Walk:
     """A chooser: the default with probability ``p``, else a random enabled deviation of
     an enabled kind, until ``cap`` deviations are used. Faults come in bursts: for
-    ``BURST`` steps after a deviation, the next deviates with odds ``BURST_ODDS``, so a
-    policy's recovery (a lookup after a lost response, a backoff before a retry) meets
-    faults of its own, as recoveries do."""
+    ``tuning.burst`` steps after a deviation, the next deviates with odds
+    ``tuning.burst_odds``, so a policy's recovery (a lookup after a lost response, a backoff
+    before a retry) meets faults of its own, as recoveries do."""
 
-    def __init__(self, rng: random.Random, kinds: frozenset[FaultKind], p: float, cap: int) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        kinds: frozenset[FaultKind],
+        p: float,
+        cap: int,
+        tuning: Tuning = DEFAULT_TUNING,
+    ) -> None:
         self.rng = rng
+        self.tuning = tuning
         self.kinds = kinds
         self.p = p
         self.cap = cap
@@ -62,7 +58,7 @@ class _Walk:
 
     def __call__(self, run: Run, options: Sequence[Choice]) -> Choice | None:
         again = [c for c in options[1:] if run.free_repeat(c)]
-        if again and self.rng.random() < STUBBORN:
+        if again and self.rng.random() < self.tuning.stubborn:
             # the same fault on the retried call: free, and how retry budgets are found
             choice = again[0]
             kind = fault_kind(choice, options)
@@ -71,7 +67,7 @@ class _Walk:
             return choice
         if len(self.kinds_taken) >= self.cap and deviation_count(run.steps) >= self.cap:
             return None
-        odds = BURST_ODDS if self.burst else 1 - self.p
+        odds = self.tuning.burst_odds if self.burst else 1 - self.p
         self.burst = max(0, self.burst - 1)
         if self.rng.random() >= odds:
             return options[0]
@@ -84,37 +80,32 @@ class _Walk:
             return options[0]
         choice, kind = self.rng.choice(allowed)
         self.kinds_taken.append(kind)
-        self.burst = BURST
+        self.burst = self.tuning.burst
         return choice
 
 
 class RandomEngine:
-    """Seeded random walks (``budget.max_examples * WALKS_PER_EXAMPLE`` of them, or until
+    """Seeded random walks (``budget.max_examples * tuning.walks_per_example`` of them, or until
     the deadline; each walk's plans drawn with weights by their number of calls), each
     with up to ``max_deviations`` deviations (default: the target's ``max_faults``; more
     for deep runs). ``shrink=False`` reports the failing walk as found."""
 
     name = "random"
+    spreads = True
 
     def __init__(self, *, max_deviations: int | None = None, shrink: bool = True) -> None:
         self.max_deviations = max_deviations
         self.shrink = shrink
 
-    def explore(
-        self,
-        target: Target,
-        deadline: Deadline,
-        tally: Tally | None = None,
-        *,
-        workers: Workers | None = None,
-    ) -> EngineReport:
-        """Walk ``target``; with ``workers``, the walks are spread over them
+    def explore(self, target: Target, context: SearchContext) -> EngineReport:
+        """Walk ``target``; with the context's workers, the walks are spread over them
         (``txcheck.exploration.spread.generated``)."""
-        if workers is not None:
+        if context.workers is not None:
             options = {"max_deviations": self.max_deviations, "shrink": self.shrink}
-            return spread(self, target, deadline, tally, workers, options=options)
+            return spread(self, target, context, options=options)
         started = time.monotonic()
-        counters = tally if tally is not None else Tally()
+        counters = context.tally
+        tuning = context.tuning
         rng = random.Random(target.budget.seed or 0)
         plan_sets = tuple(entry.plans for entry in plan_sets_of(target))
         # longer runs offer more places to fail: weigh each plan set by its calls
@@ -125,15 +116,15 @@ class RandomEngine:
         kinds_all = tuple(FaultKind)
         failing: Execution | None = None
         notes: list[str] = []
-        for walk in range(target.budget.max_examples * WALKS_PER_EXAMPLE):
-            if deadline.expired() or not plan_sets:
+        for walk in range(target.budget.max_examples * tuning.walks_per_example):
+            if context.stop or not plan_sets:
                 break
             plans = rng.choices(plan_sets, weights)[0]
             kinds = frozenset(k for k in kinds_all if rng.random() < 0.5) or frozenset(
                 {rng.choice(kinds_all)}
             )
             p = rng.choice((0.8, 0.9, 0.95, 0.98))
-            walker = _Walk(random.Random(rng.getrandbits(64)), kinds, p, cap)
+            walker = _Walk(random.Random(rng.getrandbits(64)), kinds, p, cap, tuning)
             session = Session(target, plans)
             session.drive(walker)
             execution = session.finish()
@@ -151,7 +142,7 @@ class RandomEngine:
                 found_by=self.name, plans=failing.plans, execution=failing
             )
             if self.shrink and failing.error is None:  # a policy error is kept as it was
-                counterexample = self._shrink(target, counterexample, deadline, notes)
+                counterexample = self._shrink(target, counterexample, context, notes)
         return EngineReport(
             engine=self.name,
             runs=counters.runs,
@@ -164,14 +155,14 @@ class RandomEngine:
         )
 
     def _shrink(
-        self, target: Target, found: Counterexample, deadline: Deadline, notes: list[str]
+        self, target: Target, found: Counterexample, context: SearchContext, notes: list[str]
     ) -> Counterexample:
-        best = delta_debug(target, found.execution, deadline)
+        best = delta_debug(target, found.execution, context)
         if best is not found.execution:
             found = found.shortened("delta-debugging", best)
         notes.append(f"minimised to {best.deviations} deviations, {len(best.steps)} steps")
-        if best.deviations > 0 and not deadline.expired():
-            report = search_below(target, found.plans, best.deviations, deadline)
+        if best.deviations > 0 and not context.stop:
+            report = search_below(target, found.plans, best.deviations, context.alone())
             if report is not None and report.counterexample is not None:
                 found = found.shortened("systematic", report.counterexample.execution)
                 notes.append(f"systematic search found one with {found.deviations} deviations")

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 import attrs
 
 from txcheck.exploration.engines.systematic import SystematicEngine
-from txcheck.exploration.kernel.report import EngineReport
+from txcheck.exploration.kernel.context import SearchContext
+from txcheck.exploration.kernel.report import EngineReport, Tally
 from txcheck.exploration.kernel.session import Execution, execute
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Choice
 from txcheck.models.sim.runner import Run
@@ -83,7 +84,7 @@ def _anchors(target: Target, execution: Execution) -> list[Anchor]:
     return follow.anchors
 
 
-def delta_debug(target: Target, failing: Execution, deadline: Deadline) -> Execution:
+def delta_debug(target: Target, failing: Execution, context: SearchContext) -> Execution:
     """Drop chunks of ``failing``'s deviations while the run still fails the same way;
     the failing execution with the fewest deviations (then steps) found."""
     name = failing.first
@@ -91,7 +92,7 @@ def delta_debug(target: Target, failing: Execution, deadline: Deadline) -> Execu
     anchors = _anchors(target, failing)
     best = failing
     chunks = 2
-    while anchors and not deadline.expired():
+    while anchors and not context.stop:
         size = max(1, -(-len(anchors) // chunks))
         reduced = False
         for start in range(0, len(anchors), size):
@@ -114,17 +115,17 @@ def delta_debug(target: Target, failing: Execution, deadline: Deadline) -> Execu
     return best
 
 
-def fewer_deviations(target: Target, execution: Execution, deadline: Deadline) -> Execution:
+def fewer_deviations(target: Target, execution: Execution, context: SearchContext) -> Execution:
     """``delta_debug`` when there is more than one deviation to drop (else ``execution``):
     removing one deviation shifts where the later ones land, which can go further than
     Hypothesis' own shrinking of the choice sequence."""
     if execution.deviations <= 1 or execution.error is not None:
         return execution
-    return delta_debug(target, execution, deadline)
+    return delta_debug(target, execution, context)
 
 
 def search_below(
-    target: Target, plans: Sequence[Plan], deviations: int, deadline: Deadline
+    target: Target, plans: Sequence[Plan], deviations: int, context: SearchContext
 ) -> EngineReport | None:
     """A systematic search of ``plans`` with fewer than ``deviations`` deviations (any
     invariant; the engine returns the fewest deviations first), or None when there is
@@ -136,4 +137,4 @@ def search_below(
         plans=(tuple(plans),),
         bounds=attrs.evolve(target.bounds, max_faults=deviations - 1),
     )
-    return SystematicEngine().explore(narrow, deadline)
+    return SystematicEngine().explore(narrow, context.counting(Tally()).alone())

@@ -38,6 +38,7 @@ import attrs
 
 from txcheck.exploration.engines.independence import Moment
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay, collision_odds
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import (
     Counterexample,
     EngineReport,
@@ -47,10 +48,9 @@ from txcheck.exploration.kernel.report import (
     Tally,
 )
 from txcheck.exploration.kernel.session import Execution, Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.exercise import expects_writes
 from txcheck.exploration.plansets.representative import PlanSet, search_plans
-from txcheck.exploration.spread.workers import Workers
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Action, Choice, FaultKind, fault_kind
 
@@ -252,7 +252,7 @@ class _PlanSearch:
         return (queued - done) * self._per_branch
 
     def level(
-        self, deviations: int, bound: int | None, deadline: Deadline, cap: int
+        self, deviations: int, bound: int | None, context: SearchContext, cap: int
     ) -> _Found | None:
         """Explore every branch with exactly ``deviations`` deviations, reaching at most
         ``cap`` distinct states in all (``_Spent`` past it; calling again with a larger
@@ -263,8 +263,8 @@ class _PlanSearch:
         if self._resume_level != deviations:
             self._level_base = self.states
         while index < len(nodes):
-            if deadline.expired():
-                raise _Stop(StopReason.at_deadline(deadline))
+            if context.stop:
+                raise _Stop(StopReason.at_deadline(context.deadline))
             if self.states >= cap:
                 self._resume_level, self._resume = deviations, (best, index)
                 if deviations and index:
@@ -455,34 +455,21 @@ class SystematicEngine:
     """
 
     name = "systematic"
+    spreads = True
 
     def __init__(self, *, prune: bool = True, fork: bool = True) -> None:
         self.prune = prune
         self.fork = fork
 
-    def explore(
-        self,
-        target: Target,
-        deadline: Deadline,
-        tally: Tally | None = None,
-        *,
-        workers: Workers | None = None,
-    ) -> EngineReport:
-        """The search; with ``workers``, each level is spread over them
+    def explore(self, target: Target, context: SearchContext) -> EngineReport:
+        """The search; with the context's workers, each level is spread over them
         (``txcheck.exploration.engines.systematic_split``)."""
-        if workers is not None:
+        if context.workers is not None:
             from txcheck.exploration.engines.systematic_split import search_split  # noqa: PLC0415
 
-            return search_split(
-                target,
-                deadline,
-                tally if tally is not None else Tally(),
-                workers,
-                prune=self.prune,
-                fork=self.fork,
-            )
+            return search_split(target, context, prune=self.prune, fork=self.fork)
         started = time.monotonic()
-        stats = _Stats(tally=tally if tally is not None else Tally())
+        stats = _Stats(tally=context.tally)
         searches = [
             _PlanSearch(
                 target,
@@ -554,7 +541,7 @@ class SystematicEngine:
                 same = found is not None and found.harm and found.deviations == deviations
                 bound = found.length if found is not None and same else None
                 try:
-                    result = search.level(deviations, bound, deadline, search.states + share)
+                    result = search.level(deviations, bound, context, search.states + share)
                 except _Spent:
                     waiting.add(id(search))
                     continue
@@ -605,7 +592,7 @@ class SystematicEngine:
             )
         return systematic_report(
             target,
-            stats.tally,
+            context,
             counterexample=counterexample,
             # after user code hung, running it again to judge the plans would hang again
             plans=[
@@ -623,7 +610,7 @@ class SystematicEngine:
 
 def systematic_report(
     target: Target,
-    tally: Tally,
+    context: SearchContext,
     *,
     counterexample: Counterexample | None,
     plans: list[PlanBound],
@@ -637,6 +624,7 @@ def systematic_report(
     """The systematic engine's report, in one process or spread: the bound proved on every
     plan set, and notes on a state budget that ran out, how prefixes were made and (``held``
     bytes of fingerprints, None without pruning) the odds of a collision."""
+    tally = context.tally
     max_faults = target.bounds.max_faults
     proved = [plan.reached for plan in plans if plan.reached is not None]
     short = [plan for plan in plans if plan.stopped]

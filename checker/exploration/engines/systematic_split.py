@@ -1,7 +1,7 @@
 """The systematic engine over workers: every level's branches cut into chunks.
 
 The search deepens level by level, as in one process. At each level every plan set's
-branches are cut into at most ``CHUNKS`` contiguous chunks (a fixed number, so what is
+branches are cut into at most ``Tuning.chunks`` contiguous chunks (a fixed number, so what is
 searched does not depend on how many workers run it: ``--workers 1`` and ``--workers 4``
 give the same report) and sent out in two waves: the first plan set's chunks, then every
 other plan set's, which only look for counterexamples shorter than the first wave's
@@ -50,6 +50,7 @@ from txcheck.exploration.engines.systematic import (
     systematic_report,
 )
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import (
     Counterexample,
     EngineReport,
@@ -57,18 +58,14 @@ from txcheck.exploration.kernel.report import (
     StopReason,
     Tally,
 )
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Target
+from txcheck.exploration.kernel.workers import InProcess, Job
 from txcheck.exploration.plansets.exercise import expects_writes
 from txcheck.exploration.spread.generated import Found
 from txcheck.exploration.spread.shipping import TargetSpec, describe, rebuild
-from txcheck.exploration.spread.workers import InProcess, Job, Workers
 from txcheck.models.plan.proposal import Plan
 
-__all__ = ["CHUNKS", "search_split"]
-
-CHUNKS = 16
-"""Chunks per plan set and level: enough for dynamic balance over a few workers (a chunk's
-branches can cost 100 times another's); each one more adds duplicate work."""
+__all__ = ["search_split"]
 
 
 @attrs.frozen(kw_only=True)
@@ -156,7 +153,7 @@ def run_chunk(chunk: _Chunk, job: Job) -> _Done:
     found, spent, stopped = None, False, None
     cap = chunk.cap if chunk.cap is not None else 1 << 62
     try:
-        found = search.level(chunk.deviations, chunk.bound, job.deadline, cap)
+        found = search.level(chunk.deviations, chunk.bound, job.context(), cap)
     except _Spent:
         spent = True
     except _Stop as stop:
@@ -216,25 +213,27 @@ class _Plan:
 
 
 class _Split:
-    """The level-by-level search of every plan set, each level spread over ``workers``."""
+    """The level-by-level search of every plan set, each level spread over the context's
+    workers."""
 
-    def __init__(
-        self, target: Target, workers: Workers, *, prune: bool, fork: bool, tally: Tally
-    ) -> None:
+    def __init__(self, target: Target, context: SearchContext, *, prune: bool, fork: bool) -> None:
+        if context.workers is None:
+            raise ValueError("the split search needs workers in its context")
         self.target = target
-        self.workers = workers
+        self.context = context
+        self.workers = context.workers
         self.prune = prune
         self.fork = fork
-        self.tally = tally
+        self.tally = context.tally
         entries = plan_sets_of(target)
         self.plan_sets = tuple(entry.plans for entry in entries)
         self.meant_valid = tuple(entry.meant_valid for entry in entries)
         self.plans = [_Plan(entry.label, {0: [_Node(_ROOT, 0, None)]}) for entry in entries]
         self.shipped: Target | TargetSpec = (
-            target if isinstance(workers, InProcess) else describe(target)
+            target if isinstance(self.workers, InProcess) else describe(target)
         )
         self.active = list(range(len(self.plans)))
-        self.total = Tally.of(tally.snapshot())
+        self.total = Tally.of(self.tally.snapshot())
         self.states = 0
         self.explored = 0
         self.prefixes = _Prefixes()
@@ -247,7 +246,7 @@ class _Split:
         """(hygiene only, deviations, length, plan set, chunk) and the counterexample: the
         best so far (harm first, then as in one process)."""
 
-    def run(self, deadline: Deadline) -> None:
+    def run(self) -> None:
         last: int | None = None  # the deepest level searched, once something failed
         for deviations in range(self.target.bounds.max_faults + 1):
             if not self.active or (last is not None and deviations > last):
@@ -268,9 +267,12 @@ class _Split:
                 chunks = [
                     _Chunk(plan_set=index, deviations=deviations, bound=bound, nodes=nodes)
                     for index in wave
-                    for nodes in _cut(self.plans[index].frontier.pop(deviations, []), CHUNKS)
+                    for nodes in _cut(
+                        self.plans[index].frontier.pop(deviations, []),
+                        self.context.tuning.chunks,
+                    )
                 ]
-                done = self._level(chunks, left, deadline)
+                done = self._level(chunks, left)
                 if done is None:
                     return
                 failed |= {chunks[i].plan_set for i, result in done.items() if result.found}
@@ -284,22 +286,20 @@ class _Split:
                 # harm: this level was the last; only hygiene: one more, for the harm
                 last = deviations if not self.found[0][0] else deviations + 1
 
-    def _level(
-        self, chunks: list[_Chunk], left: int, deadline: Deadline
-    ) -> dict[int, _Done] | None:
+    def _level(self, chunks: list[_Chunk], left: int) -> dict[int, _Done] | None:
         """Search ``chunks`` (one wave of a level), then merge them; None when the time ran
         out or the search was interrupted. The chunks share the ``left`` states equally;
         those that ran out then run again, one plan set at a time in order, sharing what is
         left (so one plan set's level is finished rather than several half-searched, as in
         one process)."""
         done: dict[int, _Done] = {}
-        if not self._round(chunks, list(range(len(chunks))), left, done, deadline):
+        if not self._round(chunks, list(range(len(chunks))), left, done):
             return None
         for plan_set in sorted({chunks[i].plan_set for i, d in done.items() if d.stopped}):
             left = self._left(done)
             pending = [i for i, d in done.items() if d.stopped and chunks[i].plan_set == plan_set]
             while pending:
-                if not self._round(chunks, pending, left, done, deadline):
+                if not self._round(chunks, pending, left, done):
                     return None
                 still = [i for i in pending if done[i].stopped]
                 if len(still) == len(pending):
@@ -323,7 +323,6 @@ class _Split:
         indexes: list[int],
         left: int,
         done: dict[int, _Done],
-        deadline: Deadline,
     ) -> bool:
         """Run the chunks ``indexes``, each capped at an equal share of ``left`` (none runs
         when the share is below one state); False when the search was stopped."""
@@ -331,14 +330,14 @@ class _Split:
         if share < 1:
             return True
         batch = [attrs.evolve(chunks[index], cap=share) for index in indexes]
-        results = self._spread(batch, deadline)
+        results = self._spread(batch)
         if results is None:
             return False
         for index, result in zip(indexes, results.values(), strict=True):
             done[index] = result
         return True
 
-    def _spread(self, chunks: list[_Chunk], deadline: Deadline) -> dict[int, _Done] | None:
+    def _spread(self, chunks: list[_Chunk]) -> dict[int, _Done] | None:
         common = _Level(
             target=self.shipped,
             plan_sets=self.plan_sets,
@@ -347,9 +346,7 @@ class _Split:
             fork=self.fork,
         )
         done: dict[int, _Done] = {}
-        results = self.workers.map_unordered(
-            run_chunk, chunks, deadline, progress=self.tally, common=common
-        )
+        results = self.workers.map_unordered(run_chunk, chunks, self.context, common=common)
         for index, result in results:
             done[index] = result
             self.total.add(result.tally)
@@ -357,7 +354,7 @@ class _Split:
         self.notes += self.workers.notes
         stops = {r.stop for r in done.values() if r.stop is not None}
         if len(done) < len(chunks) and not stops:
-            stops = {StopReason.at_deadline(deadline)}
+            stops = {StopReason.at_deadline(self.context.deadline)}
         if stops:
             self.stopped = min(stops, key=str)
             self.notes.append(self.stopped.note())
@@ -409,21 +406,16 @@ class _Split:
 
 
 def search_split(
-    target: Target,
-    deadline: Deadline,
-    tally: Tally,
-    workers: Workers,
-    *,
-    prune: bool,
-    fork: bool = True,
+    target: Target, context: SearchContext, *, prune: bool, fork: bool = True
 ) -> EngineReport:
-    """The systematic search of ``target`` with each level spread over ``workers``."""
+    """The systematic search of ``target`` with each level spread over the context's
+    workers."""
     started = time.monotonic()
-    split = _Split(target, workers, prune=prune, fork=fork, tally=tally)
-    split.run(deadline)
+    split = _Split(target, context, prune=prune, fork=fork)
+    split.run()
     notes = [
-        f"spread over {workers.where}: each level's branches in up to {CHUNKS} chunks per "
-        "plan set, the visited set merged after every wave"
+        f"spread over {split.workers.where}: each level's branches in up to "
+        f"{context.tuning.chunks} chunks per plan set, the visited set merged after every wave"
     ]
     notes += split.notes
     if split.explored > split.states:
@@ -436,7 +428,7 @@ def search_split(
     business = counterexample is None or not counterexample.execution.hung
     return systematic_report(
         target,
-        tally,
+        context,
         counterexample=counterexample,
         plans=[
             PlanBound(

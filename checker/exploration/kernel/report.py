@@ -8,19 +8,18 @@ import enum
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
 from txcheck.exploration.kernel.session import Execution, Session
-from txcheck.exploration.kernel.target import Deadline, Target
+from txcheck.exploration.kernel.target import Deadline
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import FaultKind
 
 __all__ = [
     "TOOL_FAULTS",
     "Counterexample",
-    "Engine",
     "EngineReport",
     "ExploreResult",
     "PlanBound",
@@ -313,17 +312,6 @@ class EngineReport:
             "found": None if self.counterexample is None else self.counterexample.to_json(),
             "notes": list(self.notes),
         }
-
-
-class Engine(Protocol):
-    """An exploration engine: ``explore`` searches ``target`` until ``deadline`` (or its
-    own bounds) and reports."""
-
-    name: str
-
-    def explore(
-        self, target: Target, deadline: Deadline, tally: Tally | None = None
-    ) -> EngineReport: ...
 
 
 @attrs.frozen(kw_only=True)

@@ -3,7 +3,7 @@
 ``local_workers(n)`` starts ``n`` worker processes on this machine (one thread each, on
 the loopback interface) and closes them on exit; ``cluster_workers(address)`` uses the
 cluster whose scheduler is at ``address``. Both give a ``DaskWorkers``, the Dask
-implementation of ``txcheck.exploration.spread.workers.Workers``:
+implementation of ``txcheck.exploration.kernel.workers.Workers``:
 
 - each item runs in a worker as ``fn(item, job)``; a thread beside it sends the job's
   counters back every ``BEAT`` seconds (shown as progress) and watches a Dask ``Event``
@@ -36,9 +36,10 @@ import dask
 import distributed
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import Tally
 from txcheck.exploration.kernel.target import Deadline
-from txcheck.exploration.spread.workers import Job
+from txcheck.exploration.kernel.workers import Job
 from txcheck.models.errors import InputError
 
 __all__ = ["BEAT", "GRACE", "RETRIES", "DaskWorkers", "cluster_workers", "local_workers"]
@@ -195,12 +196,12 @@ class DaskWorkers:
         self,
         fn: Callable[[Item, Job], Result],
         items: Sequence[Item],
-        deadline: Deadline,
+        context: SearchContext,
         *,
-        progress: Tally | None = None,
         common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         self._cancelled = False
+        deadline, progress = context.deadline, context.tally
         run = uuid.uuid4().hex[:12]
         control = _Control(
             stop=f"txcheck-stop-{run}", topic=f"txcheck-progress-{run}", seconds=deadline.left()
@@ -209,7 +210,7 @@ class DaskWorkers:
         with self._lock:
             self._live = {}
             self._progress = progress
-            self._base = Tally() if progress is None else Tally.of(progress.snapshot())
+            self._base = Tally.of(progress.snapshot())
             self._notes = []
             self._keys = {}
         # stored once in the cluster (not with each item); a worker fetches it once, when

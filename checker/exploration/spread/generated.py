@@ -26,11 +26,12 @@ from typing import Any
 import attrs
 from hypothesis import configuration
 
-from txcheck.exploration.kernel.report import Counterexample, Engine, EngineReport, Tally
+from txcheck.exploration.kernel.context import DEFAULT_TUNING, Engine, SearchContext, Tuning
+from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import execute
-from txcheck.exploration.kernel.target import Budget, Deadline, Target
+from txcheck.exploration.kernel.target import Budget, Target
+from txcheck.exploration.kernel.workers import Job, Workers
 from txcheck.exploration.spread.shipping import TargetSpec, describe, rebuild
-from txcheck.exploration.spread.workers import Job, Workers
 from txcheck.models.errors import PolicyError
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Choice
@@ -60,6 +61,8 @@ class Share:
     hypothesis_home: str | None = None
     """Where Hypothesis keeps its files, when the caller chose a relative folder (the
     command's ``.txcheck/hypothesis``): a worker keeps its files there too."""
+    tuning: Tuning = DEFAULT_TUNING
+    """The search context's tuning, which the share's search keeps."""
 
 
 @attrs.frozen(kw_only=True)
@@ -119,7 +122,7 @@ def run_share(share: Share, job: Job) -> ShareResult:
         configuration.set_hypothesis_home_dir(share.hypothesis_home)
     target = rebuild(share.target)
     engine = share.engine(**share.options)
-    report = engine.explore(target, job.deadline, job.tally)
+    report = engine.explore(target, attrs.evolve(job.context(), tuning=share.tuning))
     found = None if report.counterexample is None else Found.of(report.counterexample)
     return ShareResult(report=attrs.evolve(report, counterexample=None), found=found)
 
@@ -134,7 +137,12 @@ def _budget(budget: Budget, engine: str, index: int, examples: int) -> Budget:
 
 
 def shares_of(
-    engine: Engine, options: Mapping[str, Any], target: Target, count: int
+    engine: Engine,
+    options: Mapping[str, Any],
+    target: Target,
+    count: int,
+    *,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> list[Share]:
     """``count`` shares of ``engine``'s examples on ``target`` (fewer when there are fewer
     examples than shares). A search without a seed keeps Hypothesis unseeded (it then
@@ -153,6 +161,7 @@ def shares_of(
             index=i,
             of=len(parts),
             hypothesis_home=relative,
+            tuning=tuning,
         )
         for i, part in enumerate(parts)
     ]
@@ -171,18 +180,20 @@ def _coverage(reports: Sequence[EngineReport]) -> dict[str, dict[str, int]]:
 def spread(
     engine: Engine,
     target: Target,
-    deadline: Deadline,
-    tally: Tally | None,
-    workers: Workers,
+    context: SearchContext,
     *,
     options: Mapping[str, Any] | None = None,
 ) -> EngineReport:
-    """``engine``'s search of ``target`` spread over ``workers``; one merged report."""
+    """``engine``'s search of ``target`` spread over the context's workers; one merged
+    report."""
     started = time.monotonic()
-    shares = shares_of(engine, options or {}, target, workers.count)
+    workers = context.workers
+    if workers is None:
+        raise ValueError("spreading a search needs workers in its context")
+    shares = shares_of(engine, options or {}, target, workers.count, tuning=context.tuning)
     results: dict[int, ShareResult] = {}
     cut: int | None = None
-    for index, result in workers.map_unordered(run_share, shares, deadline, progress=tally):
+    for index, result in workers.map_unordered(run_share, shares, context):
         results[index] = result
         if result.found is not None and (cut is None or index < cut):
             cut = index

@@ -1,12 +1,14 @@
 """Where a search's work items run: in this process, or spread over Dask workers.
 
-An engine that can split its work hands ``Workers.map_unordered`` a picklable function and a
-list of picklable items; it gets ``(index, result)`` pairs back as items complete, in no
-particular order, and may ``cancel()`` the rest at any time. Each call of the function gets
-its item and a ``Job``: the item's index, a deadline (the caller's time left; interrupted
-when the caller's deadline is interrupted or the items are cancelled), a ``Tally`` whose
-counters the executor shows as progress while the item runs, and the call's ``common``
-data (sent to each worker once, however many items it runs; items must not change it).
+An engine that can split its work hands ``Workers.map_unordered`` a picklable function, a
+list of picklable items and its search context; it gets ``(index, result)`` pairs back as
+items complete, in no particular order, and may ``cancel()`` the rest at any time. Each
+call of the function gets its item and a ``Job``: the item's index, a deadline (the
+context's time left; interrupted when the context's deadline is interrupted or the items
+are cancelled), a ``Tally`` whose counters the executor adds to the context's as progress
+while the item runs, and the call's ``common`` data (sent to each worker once, however
+many items it runs; items must not change it). ``Job.context()`` is the item's own search
+context, for code that searches inside it.
 
 ``InProcess`` runs the items one after another in this process (no Dask at all); the Dask
 executor (``txcheck.exploration.spread.cluster``) has the same interface. ``notes`` says what went
@@ -17,12 +19,15 @@ engine's report.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
 from txcheck.exploration.kernel.report import Tally
 from txcheck.exploration.kernel.target import Deadline
+
+if TYPE_CHECKING:
+    from txcheck.exploration.kernel.context import SearchContext
 
 __all__ = ["InProcess", "Job", "Task", "Workers"]
 
@@ -40,6 +45,12 @@ class Job:
     tally: Tally = attrs.field(factory=Tally)
     common: Any = None
     """The data every item of the call shares (read-only)."""
+
+    def context(self) -> SearchContext:
+        """The item's own search context: its deadline and counters."""
+        from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+        return SearchContext(deadline=self.deadline, tally=self.tally)
 
 
 Task = Callable[[Item, Job], Result]
@@ -69,15 +80,14 @@ class Workers(Protocol):
         self,
         fn: Callable[[Item, Job], Result],
         items: Sequence[Item],
-        deadline: Deadline,
+        context: SearchContext,
         *,
-        progress: Tally | None = None,
         common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         """Run ``fn(item, job)`` for every item; yield ``(index, result)`` as each
-        completes. ``progress`` is kept equal to its counts at the start plus the sum of
-        the items' counters; every job's ``common`` is ``common``. An
-        exception raised by ``fn`` is raised here. When ``deadline`` is interrupted the
+        completes. The context's tally is kept equal to its counts at the start plus the
+        sum of the items' counters; every job's ``common`` is ``common``. An exception
+        raised by ``fn`` is raised here. When the context's deadline is interrupted the
         running items are asked to stop (their deadlines are interrupted too) and what
         they return is still yielded."""
         ...
@@ -111,9 +121,8 @@ class InProcess:
         self,
         fn: Callable[[Item, Job], Result],
         items: Sequence[Item],
-        deadline: Deadline,
+        context: SearchContext,
         *,
-        progress: Tally | None = None,
         common: Any = None,
     ) -> Iterator[tuple[int, Result]]:
         self._cancelled = False
@@ -121,10 +130,9 @@ class InProcess:
         for index, item in enumerate(items):
             if self._cancelled:
                 return
-            job = Job(index=index, deadline=deadline.within(None), common=common)
+            job = Job(index=index, deadline=context.deadline.within(None), common=common)
             result = fn(item, job)
-            if progress is not None:
-                progress.add(job.tally)
+            context.tally.add(job.tally)
             yield index, result
 
     def cancel(self) -> None:
