@@ -36,7 +36,6 @@ from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
 from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
 from txcheck.exploration.auto import ENGINES, ExploreResult, explore
-from txcheck.exploration.example_db import check_database, forget_warnings
 from txcheck.exploration.loading import DEFAULT_POLICY_TIMEOUT, LoadedPolicy, load_policy
 from txcheck.exploration.report import Counterexample
 from txcheck.exploration.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
@@ -197,7 +196,10 @@ def _database(args: argparse.Namespace) -> str | None:
     location = args.example_db if args.example_db is not None else DEFAULT_DATABASE
     if not location:
         raise InputError("the example database location is empty", source="--example-db")
-    check_database(location)
+    if location.startswith("redis://"):  # a directory is made when first written to
+        from txcheck.exploration.example_db import check_database  # imports Hypothesis
+
+        check_database(location)
     return location
 
 
@@ -329,7 +331,9 @@ def _write_html(
 
 
 def run(args: argparse.Namespace) -> int:
-    forget_warnings()  # this command warns once about its example database
+    example_db = sys.modules.get("txcheck.exploration.example_db")
+    if example_db is not None:  # loaded by an earlier command in this process
+        example_db.forget_warnings()  # this command warns once about its example database
     check_writable(args.trace_out, force=args.force)  # before the search, not after it
     if args.html_out is not None:
         check_report_path(args.html_out, force=args.force, option="--html-out")
