@@ -159,28 +159,46 @@ instead: nothing is written through the link."""
 def _hypothesis_under_txcheck(command: str) -> Iterator[None]:
     """For a command in ``SEARCHING``, Hypothesis' home is ``HYPOTHESIS_HOME`` while it
     runs (set before anything imports Hypothesis' strategies, which write a Unicode cache
-    when imported), and what it was afterwards (``main`` may be called in-process)."""
+    when imported), and what it was afterwards (``main`` may be called in-process).
+
+    Hypothesis is not imported here (about 0.2 s of CPU with its strategies): a
+    command that runs no Hypothesis engine never loads it. Until it is loaded, the home is
+    given as ``HYPOTHESIS_STORAGE_DIRECTORY``, which Hypothesis reads the first time it
+    needs a folder; once it is loaded, ``set_hypothesis_home_dir`` sets it."""
     if command not in SEARCHING:
         yield
         return
-    from hypothesis import configuration
-
     from txcheck.traces.destination import planted_link
 
-    previous = getattr(configuration, "__hypothesis_home_directory", None)
     with contextlib.ExitStack() as stack:
         home = HYPOTHESIS_HOME
         if planted_link(home) is not None:  # only caches live there: a fresh one will do
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix="txcheck-hypothesis-"))
-        configuration.set_hypothesis_home_dir(home)
+        previous = None
+        if "hypothesis" in sys.modules:
+            from hypothesis import configuration
+
+            previous = getattr(configuration, "__hypothesis_home_directory", None)
+            configuration.set_hypothesis_home_dir(home)
+        variable = os.environ.get(_STORAGE_VARIABLE)
+        os.environ[_STORAGE_VARIABLE] = home
         _HOME[0] = home
         try:
             yield
         finally:
-            configuration.set_hypothesis_home_dir(previous)
+            if variable is None:
+                os.environ.pop(_STORAGE_VARIABLE, None)
+            else:
+                os.environ[_STORAGE_VARIABLE] = variable
+            if "hypothesis" in sys.modules:  # loaded before, or by the command
+                from hypothesis import configuration
+
+                configuration.set_hypothesis_home_dir(previous)
             _HOME[0] = HYPOTHESIS_HOME
 
 
+_STORAGE_VARIABLE = "HYPOTHESIS_STORAGE_DIRECTORY"
+"""Where Hypothesis looks for its home when none was set in the process."""
 _HOME = [HYPOTHESIS_HOME]
 
 

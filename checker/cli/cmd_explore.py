@@ -41,7 +41,6 @@ from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, 
 from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
 from txcheck.exploration.kernel.workers import Workers
 from txcheck.exploration.search import explore
-from txcheck.exploration.spread.example_db import check_database, forget_warnings
 from txcheck.exploration.usercode.loading import LoadedPolicy, load_policy
 from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.models.errors import InputError, user_code_error
@@ -199,7 +198,10 @@ def _database(args: argparse.Namespace) -> str | None:
     location = args.example_db if args.example_db is not None else DEFAULT_DATABASE
     if not location:
         raise InputError("the example database location is empty", source="--example-db")
-    check_database(location)
+    if location.startswith("redis://"):  # a directory is made when first written to
+        from txcheck.exploration.spread.example_db import check_database  # imports Hypothesis
+
+        check_database(location)
     return location
 
 
@@ -331,7 +333,9 @@ def _write_html(
 
 
 def run(args: argparse.Namespace) -> int:
-    forget_warnings()  # this command warns once about its example database
+    example_db = sys.modules.get("txcheck.exploration.spread.example_db")
+    if example_db is not None:  # loaded by an earlier command in this process
+        example_db.forget_warnings()  # this command warns once about its example database
     check_writable(args.trace_out, force=args.force)  # before the search, not after it
     if args.html_out is not None:
         check_report_path(args.html_out, force=args.force, option="--html-out")

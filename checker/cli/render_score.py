@@ -5,6 +5,8 @@ memory: the case table is printed in chunks of ``chunk`` rows, and the detail se
 keeps the violations of at most ``detail_limit`` failing cases (``--json`` has them all).
 ``ScoreView`` renders a whole ``ScoreReport`` the same way. Every id and message comes from
 the cases file or the model, so each is plain ``Text`` with control characters escaped.
+Tables go through ``QuickTable``, which prints rich's very characters without rich's
+per-cell layout when the output is plain text (a file or a pipe).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from txcheck.cli.quick_table import QuickTable
 from txcheck.cli.safe_text import one_line, plain
 from txcheck.models.plan.verdict import Violation
 from txcheck.scoring.cases import LineError
@@ -79,7 +82,7 @@ class ScoreStream:
         elif not summary.cases:
             yield Text("Inconclusive: no case was scored; exit code 3.")
 
-    def _table(self) -> Table:
+    def _table(self) -> QuickTable:
         title = None
         if self._first_chunk:
             title = Text(f"Scored cases: {one_line(self.source, None)}", style="table.title")
@@ -106,21 +109,23 @@ class ScoreStream:
                 cells.append(Text(", ".join(r.normalize) if r.normalize else "exact"))
             table.add_row(*cells)
         self._rows = []
-        return table
+        return QuickTable(table)
 
     def _render_details(self) -> Iterator[RenderableType]:
         """Each failing case's violations and warnings, with their messages."""
         yield Text("Violations and warnings", justify="center", style="italic")
+        parts: list[RenderableType] = []  # printed at once: a print per case costs
         for case_id, issues in self._details:
-            yield Text("\n") + plain(case_id, 200, style="bold")
+            parts.append(Text("\n") + plain(case_id, 200, style="bold"))
             grid = Table.grid(padding=(0, 1), expand=True)
             grid.add_column(no_wrap=True, min_width=1)
             grid.add_column(no_wrap=True)
             grid.add_column(overflow="fold", ratio=1)
             for v in issues:
                 text = f"{v.call}: {v.message}" if v.call else v.message
-                grid.add_row("", Text(v.code), plain(text, 2000))
-            yield grid
+                grid.add_row(Text(""), Text(v.code), plain(text, 2000))
+            parts.append(QuickTable(grid))
+        yield Group(*parts)
         if self._details_left_out:
             yield Text(
                 f"\n... {self._details_left_out} more case(s) with violations not shown "

@@ -15,7 +15,6 @@ from txcheck.exploration.kernel.context import Observer, SearchContext, Tuning
 from txcheck.exploration.kernel.report import ExploreResult
 from txcheck.exploration.kernel.target import Deadline, Target
 from txcheck.exploration.kernel.workers import Workers
-from txcheck.scenarios.catalog import scenario_seeds
 
 __all__ = ["explore"]
 
@@ -39,6 +38,8 @@ def explore(
     """
     chosen: Sequence[Seed]
     if seeds is True:
+        from txcheck.scenarios.catalog import scenario_seeds  # noqa: PLC0415 (start-up)
+
         chosen = scenario_seeds()
     elif seeds is False:
         chosen = ()

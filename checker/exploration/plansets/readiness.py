@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from txcheck.exploration.kernel.target import Target
-from txcheck.exploration.plansets.plan_space import PlanSpace
-from txcheck.exploration.plansets.schema_draw import first_draw_problem
 from txcheck.models.errors import InputError
 from txcheck.models.json_path import format_path
 from txcheck.models.plan.contract import Contract, Tool
@@ -151,7 +149,11 @@ def _write_after(contract: Contract, names: Sequence[str]) -> bool:
 def check_generatable(target: Target) -> None:
     """Raise ``InputError`` (file, line, JSON path) when a tool's schema admits no
     argument values txcheck can generate: first the static checks of
-    ``txcheck.models.plan.schema_limits``, then one real draw per tool."""
+    ``txcheck.models.plan.schema_limits``, then one real draw per tool (only generated plans
+    need it: Hypothesis is imported here, not for a search of given plans)."""
+    from txcheck.exploration.plansets.plan_space import PlanSpace  # noqa: PLC0415 (Hypothesis)
+    from txcheck.exploration.plansets.schema_draw import first_draw_problem  # noqa: PLC0415
+
     contract = target.contract
     for name, tool in sorted(contract.tools.items()):
         problem = generation_problem(tool.parameters)

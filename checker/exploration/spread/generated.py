@@ -18,13 +18,14 @@ on every run.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from hypothesis import configuration
 
 from txcheck.exploration.kernel.context import DEFAULT_TUNING, Engine, SearchContext, Tuning
 from txcheck.exploration.kernel.report import Counterexample, EngineReport
@@ -119,6 +120,8 @@ class ShareResult:
 def run_share(share: Share, job: Job) -> ShareResult:
     """Run one share in this process (on a worker)."""
     if share.hypothesis_home is not None:
+        from hypothesis import configuration  # noqa: PLC0415 (start-up)
+
         configuration.set_hypothesis_home_dir(share.hypothesis_home)
     target = rebuild(share.target)
     engine = share.engine(**share.options)
@@ -148,7 +151,7 @@ def shares_of(
     examples than shares). A search without a seed keeps Hypothesis unseeded (it then
     uses the example database) and gives the random walks seed 0, as in-process."""
     spec = describe(target)
-    home = getattr(configuration, "__hypothesis_home_directory", None)
+    home = _hypothesis_home()
     relative = None if home is None or Path(home).is_absolute() else str(home)
     total = target.budget.max_examples
     parts = [total // count + (1 if i < total % count else 0) for i in range(count)]
@@ -241,3 +244,12 @@ def _where(engine: str, workers: Workers, shares: Sequence[Share], budget: Budge
     else:
         seeds = "unseeded"
     return f"spread over {workers.where}: {len(shares)} share(s) of {each} examples, {seeds}"
+
+
+def _hypothesis_home() -> str | Path | None:
+    """The home Hypothesis uses in this process, if one was chosen: set in it, else (not
+    yet looked up: Hypothesis may not even be imported) ``HYPOTHESIS_STORAGE_DIRECTORY``,
+    which it reads the first time it needs a folder (``txcheck.cli`` sets it)."""
+    configuration = sys.modules.get("hypothesis.configuration")
+    home = getattr(configuration, "__hypothesis_home_directory", None)
+    return home if home is not None else os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or None
