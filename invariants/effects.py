@@ -22,6 +22,7 @@ from txcheck.invariants.views import (
 from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.choices import Part
 from txcheck.models.memo import IdentityMemo
+from txcheck.models.policies.journal import Phase
 from txcheck.models.proposal import Call, Plan
 from txcheck.models.runner import RunView
 
@@ -89,7 +90,7 @@ def _manual_records(view: RunView, owners: list[str]) -> list[str] | None:
     records: list[str] | None = None
     for owner in owners:
         entry = last_phase_entry(view.world, owner)
-        if entry is not None and entry.get("phase") == "MANUAL":
+        if entry is not None and entry.get("phase") == Phase.MANUAL:
             records = (records or []) + [str(r) for r in entry.get("diverging") or ()]
     return records
 

@@ -26,6 +26,7 @@ from txcheck.models.contract import Contract, Tool
 from txcheck.models.generic import GENERIC
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.policies.base import shares_resource, undo_arguments
+from txcheck.models.policies.journal import Phase
 from txcheck.models.proposal import Plan
 from txcheck.models.runner import RunView
 from txcheck.models.services import ServiceSet
@@ -241,6 +242,6 @@ def _handed_over(view: RunView, owners: list[str]) -> bool:
     """Whether one of ``owners`` ended in MANUAL listing what diverged."""
     for owner in owners:
         entry = last_phase_entry(view.world, owner)
-        if entry is not None and entry.get("phase") == "MANUAL" and entry.get("diverging"):
+        if entry is not None and entry.get("phase") == Phase.MANUAL and entry.get("diverging"):
             return True
     return False

@@ -23,7 +23,7 @@ from txcheck.models.contract import Contract
 from txcheck.models.errors import ControlFlow, UserCodeStuck
 from txcheck.models.fixture import WorldFixture, load_world, parse_world
 from txcheck.models.proposal import Call
-from txcheck.models.requests import Invoke, ToolResult
+from txcheck.models.requests import Invoke, ResultStatus, ToolResult
 from txcheck.models.services import ServiceSet
 from txcheck.models.verdict import Violation
 from txcheck.models.world import World
@@ -75,7 +75,7 @@ class WorldBusinessCheck:
                 if isinstance(admitted, ToolResult)
                 else world.complete(admitted, Outcome.OK)
             )
-            if result.status != "ok":
+            if result.status is not ResultStatus.OK:
                 yield Violation(
                     code=result.code or "business_rule",
                     level="business",
