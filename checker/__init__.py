@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from txcheck.exploration.loading import load_policy
     from txcheck.exploration.report import Counterexample, EngineReport
     from txcheck.exploration.schedule import Deviation, Deviations
-    from txcheck.exploration.session import Execution, Failure, Session, execute
+    from txcheck.exploration.session import ErrorKind, Execution, Failure, Session, execute
     from txcheck.exploration.target import Bounds, Budget, Target
-    from txcheck.exploration.verdict import ExploreVerdict, verdict_of
+    from txcheck.exploration.verdict import ExploreOutcome, ExploreVerdict, verdict_of
     from txcheck.invariants import (
         DEFAULT_INVARIANTS,
         Invariant,
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
     from txcheck.models.choices import Action, Choice, FaultKind, Outcome, Part
     from txcheck.models.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
     from txcheck.models.contract_loader import default_contract, load_contract, parse_contract
-    from txcheck.models.errors import InputError, PolicyError, TxcheckError
+    from txcheck.models.errors import InputError, PolicyError, TxcheckError, UnknownNameError
     from txcheck.models.fixture import WorldFixture, default_fixture, load_world, parse_world
     from txcheck.models.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
     from txcheck.models.policies.base import ActorGen, OrchestratorContext, Policy, undo_arguments
-    from txcheck.models.policies.journal import JournalState
+    from txcheck.models.policies.journal import TERMINAL_PHASES, JournalState, Phase
     from txcheck.models.proposal import Call, Plan, plan_from_json, plan_to_json
     from txcheck.models.proposal_parser import load_proposal, parse_proposal
     from txcheck.models.requests import (
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         Publish,
         Reconcile,
         Request,
+        ResultStatus,
         SeenCheck,
         Sleep,
         ToolResult,
@@ -84,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "OrchestratorContext": "txcheck.models.policies.base",
     "undo_arguments": "txcheck.models.policies.base",
     "JournalState": "txcheck.models.policies.journal",
+    "Phase": "txcheck.models.policies.journal",
+    "TERMINAL_PHASES": "txcheck.models.policies.journal",
     "Guarded": "txcheck.models.policies",
     "Naive": "txcheck.models.policies",
     "BUILTIN_POLICIES": "txcheck.models.policies",
@@ -107,6 +110,7 @@ _EXPORTS: dict[str, str] = {
             "Publish",
             "Reconcile",
             "Request",
+            "ResultStatus",
             "SeenCheck",
             "Sleep",
             "ToolResult",
@@ -164,6 +168,8 @@ _EXPORTS: dict[str, str] = {
     "explore": "txcheck.exploration.auto",
     "ExploreResult": "txcheck.exploration.auto",
     "ExploreVerdict": "txcheck.exploration.verdict",
+    "ExploreOutcome": "txcheck.exploration.verdict",
+    "ErrorKind": "txcheck.exploration.session",
     "verdict_of": "txcheck.exploration.verdict",
     "Counterexample": "txcheck.exploration.report",
     "EngineReport": "txcheck.exploration.report",
@@ -185,12 +191,14 @@ _EXPORTS: dict[str, str] = {
     "TxcheckError": "txcheck.models.errors",
     "InputError": "txcheck.models.errors",
     "PolicyError": "txcheck.models.errors",
+    "UnknownNameError": "txcheck.models.errors",
 }
 
 __all__ = [
     "BUILTIN_POLICIES",
     "CHECKOUT",
     "DEFAULT_INVARIANTS",
+    "TERMINAL_PHASES",
     "Ack",
     "Action",
     "ActorGen",
@@ -209,7 +217,9 @@ __all__ = [
     "Deviation",
     "Deviations",
     "EngineReport",
+    "ErrorKind",
     "Execution",
+    "ExploreOutcome",
     "ExploreResult",
     "ExploreVerdict",
     "Failure",
@@ -231,6 +241,7 @@ __all__ = [
     "OutboxMarkPublished",
     "Outcome",
     "Part",
+    "Phase",
     "Plan",
     "Policy",
     "PolicyError",
@@ -239,6 +250,7 @@ __all__ = [
     "Reconcile",
     "Rejected",
     "Request",
+    "ResultStatus",
     "RunView",
     "ScoreReport",
     "SeenCheck",
@@ -252,6 +264,7 @@ __all__ = [
     "ToolResult",
     "Trace",
     "TxcheckError",
+    "UnknownNameError",
     "Verdict",
     "Violation",
     "Workflow",
