@@ -233,12 +233,44 @@ class Reconcile(Request):
         return diverging, {"diverging": list(diverging)}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _holds_enum(value: Any) -> bool:
+    """Whether ``value`` is or holds an enum (a ``Phase``, a ``ResultStatus``)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        for v in value:  # noqa: SIM110 (a loop: any() over a generator costs more here)
+            if type(v) not in _SCALARS and _holds_enum(v):
+                return True
+        return False
+    if kind is dict or isinstance(value, Mapping):
+        for k, v in value.items():
+            if (type(k) not in _SCALARS and _holds_enum(k)) or (
+                type(v) not in _SCALARS and _holds_enum(v)
+            ):
+                return True
+        return False
+    return isinstance(value, Enum)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every enum in it as its value (a copy where one was)."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if type(value) is list or type(value) is tuple:
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
 def _plain_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A journal entry with its enum values (``Phase.MANUAL``) as their strings, so the
-    journal, the trace and state fingerprints hold plain JSON whichever a policy wrote."""
-    if any(isinstance(v, Enum) for v in entry.values()):
-        return {k: v.value if isinstance(v, Enum) else v for k, v in entry.items()}
-    return entry
+    """A journal entry with its enums (``Phase.MANUAL``, a ``ResultStatus`` listed under
+    ``"diverging"``) as their strings, so the journal, the trace and state fingerprints
+    hold plain JSON whichever a policy wrote. Anything else a policy passes goes on as it
+    is, for the request protocol check to refuse."""
+    return _plain(entry) if _holds_enum(entry) else entry
 
 
 @attrs.frozen(kw_only=True)
