@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from txcheck.exploration.kernel.report import Counterexample, EngineReport, ExploreResult
     from txcheck.exploration.kernel.schedule import Deviation, Deviations
-    from txcheck.exploration.kernel.session import Execution, Failure, Session, execute
+    from txcheck.exploration.kernel.session import ErrorKind, Execution, Failure, Session, execute
     from txcheck.exploration.kernel.target import Bounds, Budget, Target
-    from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+    from txcheck.exploration.kernel.verdict import ExploreOutcome, ExploreVerdict, verdict_of
     from txcheck.exploration.search import explore
     from txcheck.exploration.usercode.loading import load_policy
     from txcheck.invariants import (
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         always,
         eventually,
     )
-    from txcheck.models.errors import InputError, PolicyError, TxcheckError
+    from txcheck.models.errors import InputError, PolicyError, TxcheckError, UnknownNameError
     from txcheck.models.plan.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
     from txcheck.models.plan.contract_loader import default_contract, load_contract, parse_contract
     from txcheck.models.plan.proposal import Call, Plan, plan_from_json, plan_to_json
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         Policy,
         undo_arguments,
     )
-    from txcheck.models.sim.policies.journal import JournalState
+    from txcheck.models.sim.policies.journal import TERMINAL_PHASES, JournalState, Phase
     from txcheck.models.sim.requests import (
         Ack,
         ApplyEffect,
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         Publish,
         Reconcile,
         Request,
+        ResultStatus,
         SeenCheck,
         Sleep,
         ToolResult,
@@ -89,6 +90,8 @@ _EXPORTS: dict[str, str] = {
     "OrchestratorContext": "txcheck.models.sim.policies.base",
     "undo_arguments": "txcheck.models.sim.policies.base",
     "JournalState": "txcheck.models.sim.policies.journal",
+    "Phase": "txcheck.models.sim.policies.journal",
+    "TERMINAL_PHASES": "txcheck.models.sim.policies.journal",
     "Guarded": "txcheck.models.sim.policies",
     "Naive": "txcheck.models.sim.policies",
     "BUILTIN_POLICIES": "txcheck.models.sim.policies",
@@ -112,6 +115,7 @@ _EXPORTS: dict[str, str] = {
             "Publish",
             "Reconcile",
             "Request",
+            "ResultStatus",
             "SeenCheck",
             "Sleep",
             "ToolResult",
@@ -178,6 +182,8 @@ _EXPORTS: dict[str, str] = {
     "Choice": "txcheck.models.sim.choices",
     "FaultKind": "txcheck.models.sim.choices",
     "Outcome": "txcheck.models.sim.choices",
+    "ExploreOutcome": "txcheck.exploration.kernel.verdict",
+    "ErrorKind": "txcheck.exploration.kernel.session",
     "Trace": "txcheck.traces.document",
     "load_trace": "txcheck.traces.document",
     "replay": "txcheck.traces.document",
@@ -190,12 +196,14 @@ _EXPORTS: dict[str, str] = {
     "TxcheckError": "txcheck.models.errors",
     "InputError": "txcheck.models.errors",
     "PolicyError": "txcheck.models.errors",
+    "UnknownNameError": "txcheck.models.errors",
 }
 
 __all__ = [
     "BUILTIN_POLICIES",
     "CHECKOUT",
     "DEFAULT_INVARIANTS",
+    "TERMINAL_PHASES",
     "Ack",
     "Action",
     "ActorGen",
@@ -214,7 +222,9 @@ __all__ = [
     "Deviation",
     "Deviations",
     "EngineReport",
+    "ErrorKind",
     "Execution",
+    "ExploreOutcome",
     "ExploreResult",
     "ExploreVerdict",
     "Failure",
@@ -236,6 +246,7 @@ __all__ = [
     "OutboxMarkPublished",
     "Outcome",
     "Part",
+    "Phase",
     "Plan",
     "Policy",
     "PolicyError",
@@ -244,6 +255,7 @@ __all__ = [
     "Reconcile",
     "Rejected",
     "Request",
+    "ResultStatus",
     "RunView",
     "ScoreReport",
     "SeenCheck",
@@ -257,6 +269,7 @@ __all__ = [
     "ToolResult",
     "Trace",
     "TxcheckError",
+    "UnknownNameError",
     "Verdict",
     "Violation",
     "Workflow",

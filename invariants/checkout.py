@@ -10,6 +10,7 @@ from txcheck.models.plan.contract import Contract
 from txcheck.models.sim.behaviour import served_tools
 from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.choices import Part
+from txcheck.models.sim.policies.journal import Phase
 from txcheck.models.sim.runner import RunView
 from txcheck.models.sim.services import ServiceSet
 
@@ -102,5 +103,6 @@ def stock_and_money_conserved(view: RunView) -> Iterator[str]:
 
 def _any_manual(view: RunView) -> bool:
     return any(
-        entries and entries[-1].get("phase") == "MANUAL" for entries in view.world.journals.values()
+        entries and entries[-1].get("phase") == Phase.MANUAL
+        for entries in view.world.journals.values()
     )

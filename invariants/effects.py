@@ -23,6 +23,7 @@ from txcheck.models.canonical import canonical_json, normalize
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.proposal import Call, Plan
 from txcheck.models.sim.choices import Part
+from txcheck.models.sim.policies.journal import Phase
 from txcheck.models.sim.runner import RunView
 
 __all__ = ["fault_free_completion", "no_double_effect", "no_orphaned_effect"]
@@ -89,7 +90,7 @@ def _manual_records(view: RunView, owners: list[str]) -> list[str] | None:
     records: list[str] | None = None
     for owner in owners:
         entry = last_phase_entry(view.world, owner)
-        if entry is not None and entry.get("phase") == "MANUAL":
+        if entry is not None and entry.get("phase") == Phase.MANUAL:
             records = (records or []) + [str(r) for r in entry.get("diverging") or ()]
     return records
 

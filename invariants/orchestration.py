@@ -9,7 +9,7 @@ from txcheck.invariants.views import last_phase_entry, plan_groups, progress_of,
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Part
-from txcheck.models.sim.policies.journal import TERMINAL_PHASES
+from txcheck.models.sim.policies.journal import TERMINAL_PHASES, Phase
 from txcheck.models.sim.runner import RunView
 from txcheck.models.sim.world import World
 
@@ -184,7 +184,7 @@ def no_manual_without_fault(view: RunView) -> Iterator[str]:
         return
     for instance, plan in zip(view.instances, view.plans, strict=True):
         phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
-        if phases and phases[-1] == "MANUAL" and not refused_by_world(view, plan):
+        if phases and phases[-1] == Phase.MANUAL and not refused_by_world(view, plan):
             yield f"{instance} ended in MANUAL although no fault was injected"
 
 
@@ -198,11 +198,11 @@ def acceptable_outcome(view: RunView) -> Iterator[str]:
     world = view.world
     for plan, owners in plan_groups(view):
         manual = [last_phase_entry(world, o) for o in owners]
-        if any(e is not None and e.get("phase") == "MANUAL" for e in manual):
+        if any(e is not None and e.get("phase") == Phase.MANUAL for e in manual):
             for owner, entry in zip(owners, manual, strict=True):
                 if (
                     entry is not None
-                    and entry.get("phase") == "MANUAL"
+                    and entry.get("phase") == Phase.MANUAL
                     and not entry.get("diverging")
                 ):
                     yield f"{owner} handed over to MANUAL without listing diverging records"

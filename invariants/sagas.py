@@ -27,6 +27,7 @@ from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Part
 from txcheck.models.sim.generic import GENERIC
 from txcheck.models.sim.policies.base import shares_resource, undo_arguments
+from txcheck.models.sim.policies.journal import Phase
 from txcheck.models.sim.runner import RunView
 from txcheck.models.sim.services import ServiceSet
 from txcheck.models.sim.world import admission
@@ -241,6 +242,6 @@ def _handed_over(view: RunView, owners: list[str]) -> bool:
     """Whether one of ``owners`` ended in MANUAL listing what diverged."""
     for owner in owners:
         entry = last_phase_entry(view.world, owner)
-        if entry is not None and entry.get("phase") == "MANUAL" and entry.get("diverging"):
+        if entry is not None and entry.get("phase") == Phase.MANUAL and entry.get("diverging"):
             return True
     return False

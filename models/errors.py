@@ -16,6 +16,7 @@ __all__ = [
     "ServiceStuck",
     "StoreError",
     "TxcheckError",
+    "UnknownNameError",
     "UserCodeError",
     "UserCodeStuck",
     "WorldFixtureError",
@@ -65,6 +66,11 @@ class InputError(TxcheckError, ValueError):
             line=self.line if self.line is not None else line,
             path=self.path,
         )
+
+
+class UnknownNameError(TxcheckError, ValueError):
+    """A string outside a closed vocabulary (a tool result status, an explore outcome, ...)
+    where one of its names was expected; the message lists the allowed ones."""
 
 
 class ContractError(InputError):
@@ -154,8 +160,9 @@ def raised(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def user_code_error(kind: str, message: str) -> UserCodeError:
-    """The ``UserCodeError`` subclass for ``kind`` (``policy``, ``service``, ``invariant``)."""
+def user_code_error(kind: str | None, message: str) -> UserCodeError:
+    """The ``UserCodeError`` subclass for ``kind`` (``policy``, ``service``, ``invariant``,
+    or its ``ErrorKind`` member)."""
     for cls in (PolicyError, ServiceError, InvariantError):
         if cls.kind == kind:
             return cls(message)

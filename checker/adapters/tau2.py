@@ -52,6 +52,7 @@ from txcheck.adapters.tau2_worlds import (
 )
 from txcheck.invariants.base import eventually
 from txcheck.models.errors import InputError
+from txcheck.models.sim.policies.journal import Phase
 from txcheck.models.sim.runner import RunView
 from txcheck.models.sim.services import Committed, ServiceSet
 
@@ -193,7 +194,7 @@ def _gave_up(journals: Mapping[str, Any], db: Any, start: Any) -> bool:
     rolled back with the database as it started (a clean rollback, e.g. its retry budget
     spent on transient errors)."""
     endings = [entries[-1] for entries in journals.values() if entries]
-    if any(e.get("phase") == "MANUAL" for e in endings):
+    if any(e.get("phase") == Phase.MANUAL for e in endings):
         return True
     return any(e.get("outcome") == "rolled_back" for e in endings) and db == start
 

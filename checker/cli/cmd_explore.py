@@ -38,7 +38,7 @@ from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_o
 from txcheck.exploration.engines.auto import ENGINES
 from txcheck.exploration.kernel.report import Counterexample, ExploreResult
 from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
-from txcheck.exploration.kernel.verdict import ExploreVerdict, verdict_of
+from txcheck.exploration.kernel.verdict import ErrorKind, ExploreOutcome, ExploreVerdict, verdict_of
 from txcheck.exploration.kernel.workers import Workers
 from txcheck.exploration.search import explore
 from txcheck.exploration.usercode.loading import LoadedPolicy, load_policy
@@ -56,7 +56,11 @@ from txcheck.traces.repro import python_reproduction
 __all__ = ["DEFAULT_TRACE", "register", "run"]
 
 DEFAULT_TRACE = "txcheck-counterexample.json"
-_EXITS = {"pass": EXIT_OK, "counterexample": EXIT_FOUND, "inconclusive": EXIT_INCONCLUSIVE}
+_EXITS = {
+    ExploreOutcome.PASS: EXIT_OK,
+    ExploreOutcome.COUNTEREXAMPLE: EXIT_FOUND,
+    ExploreOutcome.INCONCLUSIVE: EXIT_INCONCLUSIVE,
+}
 """Exit codes by verdict; an ``error`` verdict raises the user's error instead (exit 2)."""
 
 
@@ -440,17 +444,21 @@ def run(args: argparse.Namespace) -> int:
     if html_unwritten is not None:
         sys.stdout.flush()
         raise html_unwritten
-    if found is not None and verdict.outcome == "counterexample" and not found.execution.hung:
+    if (
+        found is not None
+        and verdict.outcome is ExploreOutcome.COUNTEREXAMPLE
+        and not found.execution.hung
+    ):
         drift = rerun_difference(target, found.execution)
         if drift is not None:  # its trace would not replay: not a counterexample to trust
             sys.stdout.flush()
             raise user_code_error(
-                "policy",
+                ErrorKind.POLICY,
                 "the same choices run again give another run, so the trace would not "
                 f"replay ({drift}): the policy, a service or an invariant depends on "
                 "something txcheck does not control (time, randomness, global state)",
             )
-    if found is not None and verdict.outcome == "error":
+    if found is not None and verdict.outcome is ExploreOutcome.ERROR:
         sys.stdout.flush()
         raise user_code_error(
             found.execution.error_kind,

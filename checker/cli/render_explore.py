@@ -19,7 +19,7 @@ from rich.text import Text
 
 from txcheck.cli.safe_text import one_line, plain
 from txcheck.exploration.kernel.report import ExploreResult
-from txcheck.exploration.kernel.verdict import ExploreVerdict
+from txcheck.exploration.kernel.verdict import ExploreOutcome, ExploreVerdict
 from txcheck.models.sim.choices import FaultKind
 
 __all__ = ["ExploreSummary"]
@@ -49,7 +49,7 @@ class ExploreSummary:
                 f"{verdict.runs:,} runs, {verdict.writes:,} writes committed, "
                 f"{verdict.faults:,} faults injected"
             )
-            if verdict.outcome == "pass":
+            if verdict.outcome is ExploreOutcome.PASS:
                 yield Text(
                     f"No counterexample for policy {policy}: {bound} ({exercised}).",
                     style="bold green",

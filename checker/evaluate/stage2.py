@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from txcheck.evaluate.fault_schedule import FaultPoint, fault_schedule
-from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.session import ErrorKind, Execution, execute
 from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.canonical import canonical_json, normalize
@@ -43,6 +43,8 @@ from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.fixture import WorldFixture
 from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.journal import Phase
+from txcheck.models.sim.requests import ResultStatus
 from txcheck.models.sim.services import ServiceSet
 from txcheck.scoring.expectations import compensated_call
 
@@ -107,7 +109,7 @@ def reference_of(
             resources.setdefault(name, set()).add(str(arguments.get(tool.resource, "")))
     problem = None
     phase = _last_phase(execution, "orchestrator-1")
-    if phase == "REJECTED":
+    if phase == Phase.REJECTED:
         problem = "the expected calls are rejected by validation (expect_invalid)"
     elif not execution.quiesced or execution.error is not None:
         problem = "the expected calls' run did not finish"
@@ -125,7 +127,10 @@ def _users_code_held(execution: Execution) -> Execution:
     """``execution``, unless the user's service or invariant raised, broke its protocol or
     ran past its time limit: that is a mistake to fix, not a result to tabulate, so the
     evaluation stops there (``UserCodeError``; the command reports the cases done)."""
-    if execution.error is not None and execution.error_kind in ("service", "invariant"):
+    if execution.error is not None and execution.error_kind in (
+        ErrorKind.SERVICE,
+        ErrorKind.INVARIANT,
+    ):
         raise user_code_error(execution.error_kind, execution.error)
     return execution
 
@@ -192,7 +197,7 @@ def _outcome(execution: Execution, plan: Plan) -> str:
     run = execution.run
     if execution.error is not None or execution.divergence is not None:
         return "error"
-    if any(_last_phase(execution, i) == "MANUAL" for i in run.instances):
+    if any(_last_phase(execution, i) == Phase.MANUAL for i in run.instances):
         return "manual"
     ops = run.world.operations
     committed = {op["call_id"] for op in ops if not op["compensates"]}
@@ -200,7 +205,7 @@ def _outcome(execution: Execution, plan: Plan) -> str:
     answered = set(committed)
     for step in run.steps:
         request = step.request
-        if request.get("kind") == "Invoke" and step.observed.get("status") == "ok":
+        if request.get("kind") == "Invoke" and step.observed.get("status") == ResultStatus.OK:
             answered.add(str(request.get("call")))
     calls = [c.id for c in plan.calls]
     if all(c in answered for c in calls) and not undone & set(calls):

@@ -79,7 +79,7 @@ def coverage_page(policy: str, result: ExploreResult, verdict: ExploreVerdict) -
     plans = systematic[-1].plans if systematic else ()
     coverage = result.coverage()
     body = [
-        f"<h1>Policy {text(policy)}: {text(verdict.outcome)}</h1>",
+        f"<h1>Policy {text(policy)}: {text(verdict.outcome.value)}</h1>",
         '<dl class="header">',
         f'<dt>Bound</dt><dd id="bound">{text(verdict.bound)}</dd>',
         f"<dt>Runs</dt><dd>{verdict.runs:,} runs, {verdict.writes:,} writes committed, "

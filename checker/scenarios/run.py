@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
-from txcheck.exploration.kernel.session import Execution, Session
+from txcheck.exploration.kernel.session import ErrorKind, Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.errors import UserCodeError, user_code_error
@@ -256,6 +256,9 @@ def run_all(
 def broken(run: ScenarioRun) -> UserCodeError | None:
     """The error of the user's service or invariant that ended ``run``, or None."""
     execution = run.execution
-    if execution.error is None or execution.error_kind not in ("service", "invariant"):
+    if execution.error is None or execution.error_kind not in (
+        ErrorKind.SERVICE,
+        ErrorKind.INVARIANT,
+    ):
         return None
     return user_code_error(execution.error_kind, execution.error)

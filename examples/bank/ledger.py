@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from txcheck import Committed, Rejected, RunView, ServiceSet, eventually
+from txcheck import Committed, Phase, Rejected, RunView, ServiceSet, eventually
 
 __all__ = ["INVARIANTS", "LEDGER", "money_conserved"]
 
@@ -172,7 +172,7 @@ def money_conserved(view: RunView) -> Iterator[str]:
 
 def _manual(entries: list[dict[str, Any]]) -> bool:
     phases = [e["phase"] for e in entries if "phase" in e]
-    return bool(phases) and phases[-1] == "MANUAL"
+    return bool(phases) and phases[-1] == Phase.MANUAL
 
 
 INVARIANTS = (money_conserved,)

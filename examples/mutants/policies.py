@@ -23,7 +23,9 @@ from txcheck import (
     OrchestratorContext,
     OutboxFetch,
     OutboxMarkPublished,
+    Phase,
     Plan,
+    ResultStatus,
     SeenCheck,
     Tool,
     ToolResult,
@@ -72,7 +74,7 @@ class SkipTimedOutCompensation(Guarded):
     name = "mutant-skip-timed-out-compensation"
 
     def classify(self, tool: Tool, result: ToolResult, *, compensates: str | None) -> str:
-        if compensates is not None and result.status == "timeout":
+        if compensates is not None and result.status is ResultStatus.TIMEOUT:
             return "ok"
         return super().classify(tool, result, compensates=compensates)
 
@@ -87,7 +89,7 @@ class TimeoutAsFailure(Guarded):
     name = "mutant-timeout-as-failure"
 
     def classify(self, tool: Tool, result: ToolResult, *, compensates: str | None) -> str:
-        if result.status == "timeout":
+        if result.status is ResultStatus.TIMEOUT:
             return "failed"
         return super().classify(tool, result, compensates=compensates)
 
@@ -235,7 +237,7 @@ class ManualNeverEscalated(Guarded):
     name = "mutant-manual-never-escalated"
 
     def manual(self, state: JournalState, diverging: list[str]) -> ActorGen:
-        yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
+        yield from self.write(state, {"phase": Phase.RECONCILED, "outcome": "rolled_back"})
 
 
 class ValidateFirstCallOnly(Guarded):
@@ -295,6 +297,6 @@ class CompensationFromMemory(Guarded):
 
     def recover(self, entries: tuple[dict[str, Any], ...]) -> JournalState:
         state = super().recover(entries)
-        if state.phase == "COMPENSATING":
+        if state.phase == Phase.COMPENSATING:
             state.completed.clear()
         return state

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
+
+from txcheck.models.errors import UnknownNameError
 
 __all__ = [
     "READ_OUTCOMES",
@@ -30,6 +32,8 @@ __all__ = [
     "part_mask",
 ]
 
+_V = TypeVar("_V", bound="Vocabulary")
+
 
 class Vocabulary(str, Enum):
     """A closed set of names: an enum whose members hash, compare and print as strings."""
@@ -38,6 +42,19 @@ class Vocabulary(str, Enum):
 
     def __str__(self) -> str:
         return str(self.value)
+
+    @classmethod
+    def parse(cls: type[_V], value: str) -> _V:
+        """The member whose value is ``value`` (a member is returned as it is): where users
+        hand in plain strings, so a typo fails here, naming the allowed values, and not
+        later as a comparison that is silently never true."""
+        if isinstance(value, cls):
+            return value
+        member = cls._value2member_map_.get(value) if isinstance(value, str) else None
+        if member is None:
+            allowed = ", ".join(repr(m.value) for m in cls)
+            raise UnknownNameError(f"unknown {cls.__name__} {value!r}: expected one of {allowed}")
+        return member  # type: ignore[return-value]
 
 
 class Action(Vocabulary):

@@ -13,7 +13,9 @@ import io
 import json
 import marshal
 import pickle
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from enum import Enum
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -39,15 +41,36 @@ _PLAIN = frozenset({tuple, list, dict, str, bytes, int, float, bool, type(None)}
 """Types ``serial`` meets most (fingerprints are tuples of them): never attrs classes."""
 
 
+_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+"""Per attrs class, what reads its field values in order (``attrs.astuple`` without
+recursion, at less cost: ``serial`` meets a tool result at every step)."""
+
+
+def _fields_of(kind: type) -> Callable[[Any], tuple[Any, ...]]:
+    read = _FIELDS.get(kind)
+    if read is None:
+        names = [a.name for a in attrs.fields(kind)]
+        if len(names) == 1:
+            one = names[0]
+
+            def read(value: Any) -> tuple[Any, ...]:
+                return (getattr(value, one),)
+        else:
+            read = attrgetter(*names)
+        _FIELDS[kind] = read
+    return read
+
+
 def serial(value: Any) -> bytes:
     """Bytes that determine ``value``: equal bytes mean equal values, whether or not they
     share objects (``marshal`` version 2 writes no references); an attrs value (a tool
-    result) by its class and fields; a pickle without memo, or canonical JSON, for
-    anything else. Equal values built differently (dict insertion order) may give
-    different bytes: a finer key, never a wrong merge."""
+    result) by its class and fields, an enum field (its status) by its value; a pickle
+    without memo, or canonical JSON, for anything else. Equal values built differently
+    (dict insertion order) may give different bytes: a finer key, never a wrong merge."""
     kind = type(value)
     if kind not in _PLAIN and attrs.has(kind):
-        value = (kind.__name__, attrs.astuple(value, recurse=False))
+        fields = _fields_of(kind)(value)
+        value = (kind.__name__, tuple([f._value_ if isinstance(f, Enum) else f for f in fields]))
     try:
         return marshal.dumps(value, 2)
     except ValueError:

@@ -14,7 +14,8 @@ every change of state; a request only says which change.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -24,6 +25,7 @@ from txcheck.models.sim.choices import (
     Outcome,
     Part,
     RequestKind,
+    Vocabulary,
     footprint,
 )
 
@@ -47,6 +49,7 @@ __all__ = [
     "Publish",
     "Reconcile",
     "Request",
+    "ResultStatus",
     "SeenCheck",
     "Sleep",
     "ToolResult",
@@ -78,7 +81,23 @@ class Request:
         raise NotImplementedError(f"{type(self).__name__} is processed by the runner")
 
 
-ResultStatus = Literal["ok", "rejected", "conflict", "timeout", "error"]
+class ResultStatus(Vocabulary):
+    """How a tool call ended, as ``ToolResult.status``: ``OK`` (committed), ``REJECTED``
+    (a permanent business rejection), ``CONFLICT`` (the idempotency key is in flight or
+    was used for another request), ``TIMEOUT`` (the outcome is unknown) or ``ERROR`` (a
+    transient failure, nothing committed). Members equal their strings (``"ok"``), which
+    are what traces record."""
+
+    OK = "ok"
+    REJECTED = "rejected"
+    CONFLICT = "conflict"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+def _result_status(value: str) -> ResultStatus:
+    """``ToolResult.status`` from a member or its string; another string is refused."""
+    return ResultStatus.parse(value)
 
 
 _ADMIT = footprint(reads=(Part.CLOCK, Part.STORE), changes=(Part.STORE,))
@@ -122,13 +141,15 @@ class Invoke(Request):
 class ToolResult:
     """A tool's answer.
 
-    ``ok``: committed (``replayed`` when the idempotency store returned a stored result);
-    ``rejected``: a permanent business rejection; ``conflict``: the key is in flight or was
-    used for another request; ``timeout``: the outcome is unknown; ``error``: a transient
-    failure, nothing committed.
+    ``status`` is a ``ResultStatus`` (a plain string such as ``"ok"`` is accepted and
+    converted; an unknown one raises ``UnknownNameError``). ``ok``: committed
+    (``replayed`` when the idempotency store returned a stored result); ``rejected``: a
+    permanent business rejection; ``conflict``: the key is in flight or was used for
+    another request; ``timeout``: the outcome is unknown; ``error``: a transient failure,
+    nothing committed.
     """
 
-    status: ResultStatus
+    status: ResultStatus = attrs.field(converter=_result_status)
     receipt: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
     code: str = ""
     message: str = ""
@@ -136,7 +157,7 @@ class ToolResult:
     events: tuple[Mapping[str, Any], ...] = attrs.field(default=(), eq=False)
 
     def summary(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"status": self.status}
+        data: dict[str, Any] = {"status": self.status.value}
         if self.code:
             data["code"] = self.code
         if self.replayed:
@@ -168,9 +189,13 @@ class Lookup(Request):
 
     def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
         if outcome is Outcome.TRANSIENT_ERROR:
-            result = ToolResult(status="error", code="transient", message="lookup failed")
+            result = ToolResult(
+                status=ResultStatus.ERROR, code="transient", message="lookup failed"
+            )
         else:
-            result = ToolResult(status="ok", receipt=world.lookup(self.tool, self.arguments))
+            result = ToolResult(
+                status=ResultStatus.OK, receipt=world.lookup(self.tool, self.arguments)
+            )
         return result, result.summary()
 
 
@@ -208,6 +233,46 @@ class Reconcile(Request):
         return diverging, {"diverging": list(diverging)}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _holds_enum(value: Any) -> bool:
+    """Whether ``value`` is or holds an enum (a ``Phase``, a ``ResultStatus``)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        for v in value:  # noqa: SIM110 (a loop: any() over a generator costs more here)
+            if type(v) not in _SCALARS and _holds_enum(v):
+                return True
+        return False
+    if kind is dict or isinstance(value, Mapping):
+        for k, v in value.items():
+            if (type(k) not in _SCALARS and _holds_enum(k)) or (
+                type(v) not in _SCALARS and _holds_enum(v)
+            ):
+                return True
+        return False
+    return isinstance(value, Enum)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every enum in it as its value (a copy where one was)."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if type(value) is list or type(value) is tuple:
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _plain_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A journal entry with its enums (``Phase.MANUAL``, a ``ResultStatus`` listed under
+    ``"diverging"``) as their strings, so the journal, the trace and state fingerprints
+    hold plain JSON whichever a policy wrote. Anything else a policy passes goes on as it
+    is, for the request protocol check to refuse."""
+    return _plain(entry) if _holds_enum(entry) else entry
+
+
 @attrs.frozen(kw_only=True)
 class JournalAppend(Request):
     """Append an entry to this orchestrator instance's durable journal."""
@@ -215,7 +280,7 @@ class JournalAppend(Request):
     kind: ClassVar[RequestKind] = RequestKind.JOURNAL_APPEND
     footprint: ClassVar[Footprint] = footprint(appends=(Part.JOURNALS,))
 
-    entry: Mapping[str, Any] = attrs.field(eq=False)
+    entry: Mapping[str, Any] = attrs.field(eq=False, converter=_plain_entry)
 
     def summary(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "entry": dict(self.entry)}
@@ -235,7 +300,7 @@ class Claim(Request):
     kind: ClassVar[RequestKind] = RequestKind.CLAIM
 
     operation: str
-    entry: Mapping[str, Any] = attrs.field(eq=False)
+    entry: Mapping[str, Any] = attrs.field(eq=False, converter=_plain_entry)
 
     def summary(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "operation": self.operation, "entry": dict(self.entry)}

@@ -27,7 +27,7 @@ from txcheck.models.sim.digest import chain, digest, plain_json, serial
 from txcheck.models.sim.fixture import WorldFixture
 from txcheck.models.sim.generic import generic_services
 from txcheck.models.sim.idempotency import DEFAULT_TTL, IdempotencyRecord, IdempotencyStore
-from txcheck.models.sim.requests import Invoke, ToolResult
+from txcheck.models.sim.requests import Invoke, ResultStatus, ToolResult
 from txcheck.models.sim.services import (
     Committed,
     Handler,
@@ -292,12 +292,14 @@ class World:
         tool = self.contract.tool(invoke.tool)
         if tool is None or invoke.tool not in self._table:
             return ToolResult(
-                status="rejected", code="unknown_tool", message=f"no service for {invoke.tool!r}"
+                status=ResultStatus.REJECTED,
+                code="unknown_tool",
+                message=f"no service for {invoke.tool!r}",
             )
         admitted = admission(tool, invoke.arguments)
         if admitted.problems:
             return ToolResult(
-                status="rejected", code="invalid_arguments", message=admitted.problems[0]
+                status=ResultStatus.REJECTED, code="invalid_arguments", message=admitted.problems[0]
             )
         key = admitted.key
         if key is not None and tool.has_side_effect:
@@ -315,19 +317,19 @@ class World:
             )
             if begin.decision == "conflict":
                 return ToolResult(
-                    status="conflict", code="idempotency_conflict", message=begin.reason
+                    status=ResultStatus.CONFLICT, code="idempotency_conflict", message=begin.reason
                 )
             if begin.decision == "replay":
                 assert begin.record is not None
                 stored = dict(begin.record.result_receipt or {})
                 if begin.record.status == "rejected":
                     return ToolResult(
-                        status="rejected",
+                        status=ResultStatus.REJECTED,
                         code=str(stored.get("code", "")),
                         message=str(stored.get("message", "")),
                         replayed=True,
                     )
-                return ToolResult(status="ok", receipt=stored, replayed=True)
+                return ToolResult(status=ResultStatus.OK, receipt=stored, replayed=True)
         return PendingCall(
             owner=owner,
             invoke=invoke,
@@ -342,11 +344,15 @@ class World:
         if outcome in ("timeout_before_commit", "transient_error"):
             self._abort_key(pending)
             if outcome == "transient_error":
-                return ToolResult(status="error", code="transient", message="service unavailable")
-            return ToolResult(status="timeout", code="timeout", message="no response in time")
+                return ToolResult(
+                    status=ResultStatus.ERROR, code="transient", message="service unavailable"
+                )
+            return ToolResult(
+                status=ResultStatus.TIMEOUT, code="timeout", message="no response in time"
+            )
         if outcome == "permanent_error":
             result = ToolResult(
-                status="rejected",
+                status=ResultStatus.REJECTED,
                 code="declined",
                 message=f"{pending.tool.name} declined by the service",
             )
@@ -354,7 +360,7 @@ class World:
             return result
         result = self._execute(pending)
         if outcome == "lost_response_after_commit":
-            return ToolResult(status="timeout", code="timeout", message="response lost")
+            return ToolResult(status=ResultStatus.TIMEOUT, code="timeout", message="response lost")
         return result
 
     def abort(self, pending: PendingCall) -> None:
@@ -394,13 +400,15 @@ class World:
             raise ServiceError(f"service {service!r} handled {where}: {problem}")
         assert isinstance(outcome, (Committed, Rejected))
         if not isinstance(outcome, Committed):
-            result = ToolResult(status="rejected", code=outcome.code, message=outcome.message)
+            result = ToolResult(
+                status=ResultStatus.REJECTED, code=outcome.code, message=outcome.message
+            )
             self._store_rejection(pending, result)
             return result
         receipt = dict(outcome.receipt)
         _check_receipt(service, pending.tool, receipt)
         if not pending.tool.has_side_effect:
-            return ToolResult(status="ok", receipt=receipt)
+            return ToolResult(status=ResultStatus.OK, receipt=receipt)
         events = tuple(self._new_event(e) for e in outcome.events)
         self._touch(Part.OPERATIONS)
         self.operations.append(
@@ -426,7 +434,7 @@ class World:
             self.store.finish(
                 self.tenant, pending.key, status="committed", receipt=receipt, now=self.clock
             )
-        return ToolResult(status="ok", receipt=dict(receipt), events=events)
+        return ToolResult(status=ResultStatus.OK, receipt=dict(receipt), events=events)
 
     def _new_event(self, body: Mapping[str, Any]) -> dict[str, Any]:
         self.counters["event"] += 1

@@ -24,7 +24,7 @@ from txcheck.models.sim.behaviour import behaviour_problem, served_tools
 from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.choices import Outcome
 from txcheck.models.sim.fixture import WorldFixture, load_world, parse_world
-from txcheck.models.sim.requests import Invoke, ToolResult
+from txcheck.models.sim.requests import Invoke, ResultStatus, ToolResult
 from txcheck.models.sim.services import ServiceSet
 from txcheck.models.sim.world import World
 
@@ -76,7 +76,7 @@ class WorldBusinessCheck:
                 if isinstance(admitted, ToolResult)
                 else world.complete(admitted, Outcome.OK)
             )
-            if result.status != "ok":
+            if result.status is not ResultStatus.OK:
                 yield Violation(
                     code=result.code or "business_rule",
                     level="business",

@@ -34,13 +34,14 @@ from txcheck.models.errors import (
     raised,
 )
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.choices import Choice, Part, fault_kind
+from txcheck.models.sim.choices import Choice, Part, Vocabulary, fault_kind
 from txcheck.models.sim.deviation_cost import deviation_count
 from txcheck.models.sim.runner import Run, Step, StepLimitExceeded
 
 __all__ = [
     "Chooser",
     "Divergence",
+    "ErrorKind",
     "Execution",
     "Failure",
     "Session",
@@ -95,6 +96,25 @@ class Divergence:
         )
 
 
+class ErrorKind(Vocabulary):
+    """Whose code raised when an execution ends in an error (``Execution.error_kind``,
+    ``ExploreVerdict.error_kind``): the values are the ``kind`` of the ``UserCodeError``
+    subclasses, and what JSON results carry."""
+
+    POLICY = "policy"
+    SERVICE = "service"
+    INVARIANT = "invariant"
+    STORE = "store"
+    USER_CODE = "user code"
+    """A ``UserCodeError`` of no more specific kind."""
+
+
+def _error_kind(value: str | None) -> ErrorKind | None:
+    """An error kind from a member or its string; ``None`` and ``""`` (no error) are
+    ``None``."""
+    return ErrorKind.parse(value) if value else None
+
+
 @attrs.frozen(kw_only=True)
 class Execution:
     """The result of one execution: its run (trace and world) and what failed."""
@@ -105,7 +125,8 @@ class Execution:
     divergence: Divergence | None = None
     quiesced: bool = False
     error: str | None = None
-    error_kind: str = ""
+    error_kind: ErrorKind | None = attrs.field(default=None, converter=_error_kind)
+    """Whose code raised (None when nothing did)."""
     hung: bool = False
     """The policy ran past its time limit without yielding: running it again would only
     hang again, so engines report this execution as it is (no confirming, no shrinking)."""
@@ -192,7 +213,7 @@ class Session:
         self.failures: list[Failure] = []
         self.divergence: Divergence | None = None
         self.error: str | None = None
-        self.error_kind = ""
+        self.error_kind: ErrorKind | None = None
         """What raised: ``policy``, ``service`` or ``invariant`` (user code, exit 2)."""
         self.hung = False
         """User code ran past its time limit (``UserCodeStuck``)."""
@@ -214,7 +235,7 @@ class Session:
             self._raised(error)
 
     def _raised(self, error: UserCodeError) -> None:
-        self.error, self.error_kind = str(error), error.kind
+        self.error, self.error_kind = str(error), ErrorKind.parse(error.kind)
         self.hung = isinstance(error, UserCodeStuck)
 
     # -- state -----------------------------------------------------------------------------

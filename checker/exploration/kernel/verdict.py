@@ -17,19 +17,46 @@ from typing import Any
 import attrs
 
 from txcheck.exploration.kernel.report import ExploreResult
+from txcheck.exploration.kernel.session import ErrorKind
 from txcheck.exploration.kernel.target import Target
+from txcheck.models.sim.choices import Vocabulary
 
-__all__ = ["ExploreVerdict", "verdict_of"]
+__all__ = ["ErrorKind", "ExploreOutcome", "ExploreVerdict", "verdict_of"]
+
+
+class ExploreOutcome(Vocabulary):
+    """What a search earned (``ExploreVerdict.outcome``); the values are what JSON results
+    carry and what the CLI prints."""
+
+    COUNTEREXAMPLE = "counterexample"
+    """An invariant failed (exit 1)."""
+    PASS = "pass"
+    """Exercised, and nothing failed (exit 0)."""
+    INCONCLUSIVE = "inconclusive"
+    """Nothing worth passing was exercised (exit 3); ``unexercised`` says why."""
+    ERROR = "error"
+    """User code raised (exit 2); ``error_kind`` says whose."""
+
+
+def _explore_outcome(value: str) -> ExploreOutcome:
+    """An outcome from a member or its string; another string is refused."""
+    return ExploreOutcome.parse(value)
+
+
+def _error_kind(value: str | None) -> ErrorKind | None:
+    """An error kind from a member or its string, or None."""
+    return None if value is None else ErrorKind.parse(value)
 
 
 @attrs.frozen(kw_only=True)
 class ExploreVerdict:
-    """``outcome`` is ``counterexample``, ``pass``, ``inconclusive`` or ``error`` (user
-    code raised: the policy, a service or an invariant, ``error_kind`` says which; the
-    trace shows where, and the command exits 2, not 1); ``unexercised`` says why a
-    search is inconclusive; ``bound`` states the deviation bound proved."""
+    """``outcome`` is an ``ExploreOutcome``: ``counterexample``, ``pass``,
+    ``inconclusive`` or ``error`` (user code raised: the policy, a service or an invariant,
+    the ``ErrorKind`` in ``error_kind`` says which; the trace shows where, and the command
+    exits 2, not 1); ``unexercised`` says why a search is inconclusive; ``bound`` states the
+    deviation bound proved. Plain strings are accepted for both and converted."""
 
-    outcome: str
+    outcome: ExploreOutcome = attrs.field(converter=_explore_outcome)
     unexercised: tuple[str, ...]
     bound: str
     exhaustive_to: int | None
@@ -38,14 +65,14 @@ class ExploreVerdict:
     runs: int
     writes: int
     faults: int
-    error_kind: str | None = None
+    error_kind: ErrorKind | None = attrs.field(default=None, converter=_error_kind)
     inapplicable: tuple[tuple[str, str], ...] = ()
     """Invariants with nothing to read for this contract (never evaluated), and why."""
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "outcome": self.outcome,
-            "error_kind": self.error_kind,
+            "outcome": self.outcome.value,
+            "error_kind": None if self.error_kind is None else self.error_kind.value,
             "unexercised": list(self.unexercised),
             "bound": self.bound,
             "exhaustive_to": self.exhaustive_to,
@@ -137,13 +164,13 @@ def verdict_of(
     found = result.counterexample
     error_kind = None
     if found is not None and found.execution.raised:
-        outcome, error_kind = "error", found.execution.error_kind or "policy"
+        outcome, error_kind = ExploreOutcome.ERROR, found.execution.error_kind or ErrorKind.POLICY
     elif found is not None:
-        outcome = "counterexample"
+        outcome = ExploreOutcome.COUNTEREXAMPLE
     elif missing:
-        outcome = "inconclusive"
+        outcome = ExploreOutcome.INCONCLUSIVE
     else:
-        outcome = "pass"
+        outcome = ExploreOutcome.PASS
     return ExploreVerdict(
         outcome=outcome,
         unexercised=tuple(missing),

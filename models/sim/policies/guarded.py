@@ -30,7 +30,7 @@ from txcheck.models.sim.policies.base import (
     shares_resource,
     undo_arguments,
 )
-from txcheck.models.sim.policies.journal import JournalState
+from txcheck.models.sim.policies.journal import JournalState, Phase
 from txcheck.models.sim.requests import (
     Claim,
     Invoke,
@@ -40,6 +40,7 @@ from txcheck.models.sim.requests import (
     Publish,
     Reconcile,
     Request,
+    ResultStatus,
     Sleep,
     ToolResult,
 )
@@ -76,22 +77,22 @@ class Guarded(Policy):
         calls = ctx.plan.by_id()
         if state.phase is None:
             operation = self.operation_id(ctx)
-            proposed = {"phase": "PROPOSED", "operation": operation, "calls": list(calls)}
+            proposed = {"phase": Phase.PROPOSED, "operation": operation, "calls": list(calls)}
             owner = yield Claim(operation=operation, entry=proposed)
             if owner != ctx.instance:
-                attached = {"phase": "ATTACHED", "operation": operation, "owner": owner}
+                attached = {"phase": Phase.ATTACHED, "operation": operation, "owner": owner}
                 yield from self.write(state, attached)
                 return
             state.apply(proposed)
-        if state.phase == "PROPOSED":
+        if state.phase == Phase.PROPOSED:
             codes, order = self.check_plan(ctx)
             if codes:
-                yield from self.write(state, {"phase": "REJECTED", "codes": codes})
+                yield from self.write(state, {"phase": Phase.REJECTED, "codes": codes})
                 return
-            yield from self.write(state, {"phase": "VALIDATED", "order": order})
-        if state.phase == "VALIDATED":
-            yield from self.write(state, {"phase": "EXECUTING"})
-        if state.phase == "EXECUTING":
+            yield from self.write(state, {"phase": Phase.VALIDATED, "order": order})
+        if state.phase == Phase.VALIDATED:
+            yield from self.write(state, {"phase": Phase.EXECUTING})
+        if state.phase == Phase.EXECUTING:
             for call_id in state.order:
                 if call_id in state.receipts:
                     continue
@@ -113,18 +114,18 @@ class Guarded(Policy):
                 if diverging:
                     yield from self.manual(state, list(diverging))
                     return
-                yield from self.write(state, {"phase": "RECONCILED", "outcome": "completed"})
+                yield from self.write(state, {"phase": Phase.RECONCILED, "outcome": "completed"})
                 return
             if not self.compensate:
-                yield from self.write(state, {"phase": "RECONCILED", "outcome": "failed"})
+                yield from self.write(state, {"phase": Phase.RECONCILED, "outcome": "failed"})
                 return
-            yield from self.write(state, {"phase": "COMPENSATING"})
-        if state.phase == "COMPENSATING":
+            yield from self.write(state, {"phase": Phase.COMPENSATING})
+        if state.phase == Phase.COMPENSATING:
             problems = yield from self.compensate_all(ctx, calls, state)
             if problems:
                 yield from self.manual(state, problems)
                 return
-            yield from self.write(state, {"phase": "RECONCILED", "outcome": "rolled_back"})
+            yield from self.write(state, {"phase": Phase.RECONCILED, "outcome": "rolled_back"})
 
     def operation_id(self, ctx: OrchestratorContext) -> str:
         """The durable operation id (``OrchestratorContext.operation_id``)."""
@@ -151,7 +152,7 @@ class Guarded(Policy):
                 line.startswith(f"{call_id}:") for line in listed
             ):
                 listed.append(f"{call_id}: committed, not undone")
-        yield from self.write(state, {"phase": "MANUAL", "diverging": listed})
+        yield from self.write(state, {"phase": Phase.MANUAL, "diverging": listed})
 
     # -- one call ---------------------------------------------------------------------------
 
@@ -204,12 +205,12 @@ class Guarded(Policy):
                 yield from self.after_commit(result)
                 return ("ok", result.receipt, "")
             if verdict == "failed":
-                return ("failed", None, result.code or result.status)
+                return ("failed", None, result.code or result.status.value)
             if verdict == "unknown":
                 found = yield from self.resolve(tool, arguments, journal_id, state)
                 if found[0] != "failed":
                     return found
-            why = result.code or result.status
+            why = result.code or result.status.value
             yield from self.sleep(attempt)
         return ("failed", None, f"retries exhausted ({why})")
 
@@ -220,11 +221,11 @@ class Guarded(Policy):
     def classify(self, tool: Tool, result: ToolResult, *, compensates: str | None) -> str:
         """Sort an answer into ``ok``, ``failed`` (final), ``unknown`` (may have
         committed) or ``retry`` (definitely did not commit; try again, same key)."""
-        if result.status == "ok":
+        if result.status is ResultStatus.OK:
             return "ok"
-        if result.status == "rejected":
+        if result.status is ResultStatus.REJECTED:
             return "failed"
-        if result.status in ("timeout", "conflict"):
+        if result.status in (ResultStatus.TIMEOUT, ResultStatus.CONFLICT):
             # A conflict means another instance holds the key in flight: it may commit.
             return "unknown" if self.resolve_unknown else "retry"
         return "retry"
@@ -238,7 +239,7 @@ class Guarded(Policy):
             answer: ToolResult = yield Lookup(
                 tool=tool.name, arguments=arguments, call_id=journal_id
             )
-            if answer.status == "ok":
+            if answer.status is ResultStatus.OK:
                 if answer.receipt is not None:
                     return ("ok", answer.receipt, "")
                 yield from self.write(state, {"call": journal_id, "event": "not_committed"})

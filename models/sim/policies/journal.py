@@ -14,15 +14,42 @@ from typing import Any
 
 import attrs
 
-__all__ = ["TERMINAL_PHASES", "JournalState"]
+from txcheck.models.sim.choices import Vocabulary
 
-TERMINAL_PHASES = frozenset({"RECONCILED", "REJECTED", "MANUAL", "ATTACHED"})
-"""ATTACHED: a second submission of an operation another instance already owns."""
+__all__ = ["TERMINAL_PHASES", "JournalState", "Phase"]
+
+
+class Phase(Vocabulary):
+    """The phases a journal entry's ``"phase"`` names, which the invariants read
+    (``MANUAL``, ``TERMINAL_PHASES``). Members equal their strings (``"MANUAL"``), so a
+    journal written with plain strings reads the same; a member written into an entry is
+    stored and traced as its string."""
+
+    PROPOSED = "PROPOSED"
+    VALIDATED = "VALIDATED"
+    EXECUTING = "EXECUTING"
+    COMPENSATING = "COMPENSATING"
+    RECONCILED = "RECONCILED"
+    REJECTED = "REJECTED"
+    MANUAL = "MANUAL"
+    """Handed to a person, with the diverging records listed (``"diverging"``)."""
+    ATTACHED = "ATTACHED"
+    """A second submission of an operation another instance already owns."""
+
+
+TERMINAL_PHASES: frozenset[Phase] = frozenset(
+    {Phase.RECONCILED, Phase.REJECTED, Phase.MANUAL, Phase.ATTACHED}
+)
+"""Where a journal may end; ``"MANUAL" in TERMINAL_PHASES`` holds for plain strings too."""
+
+_PHASES: dict[str, str] = {p.value: p for p in Phase}
 
 
 @attrs.define
 class JournalState:
-    """A journal folded into what the orchestrator needs to resume."""
+    """A journal folded into what the orchestrator needs to resume. ``phase`` is the last
+    phase written: a ``Phase`` member when it is one of them, else the string as written
+    (a policy's own phase)."""
 
     phase: str | None = None
     order: list[str] = attrs.field(factory=list)
@@ -42,7 +69,8 @@ class JournalState:
 
     def apply(self, entry: Mapping[str, Any]) -> None:
         if "phase" in entry:
-            self.phase = str(entry["phase"])
+            phase = str(entry["phase"])
+            self.phase = _PHASES.get(phase, phase)
             if "order" in entry:
                 self.order = [str(c) for c in entry["order"]]
             return

@@ -8,7 +8,15 @@ returns (outside the tool's transaction) and its consumer does not deduplicate.
 from __future__ import annotations
 
 from txcheck.models.sim.policies.base import ActorGen, OrchestratorContext, Policy
-from txcheck.models.sim.requests import Ack, ApplyEffect, Delivery, Invoke, Publish, ToolResult
+from txcheck.models.sim.requests import (
+    Ack,
+    ApplyEffect,
+    Delivery,
+    Invoke,
+    Publish,
+    ResultStatus,
+    ToolResult,
+)
 
 __all__ = ["Naive"]
 
@@ -29,11 +37,11 @@ class Naive(Policy):
                 result: ToolResult = yield Invoke(
                     tool=call.name, arguments=dict(arguments), call_id=call.id
                 )
-                if result.status == "ok":
+                if result.status is ResultStatus.OK:
                     for event in result.events:
                         yield Publish(event=event)
                     break
-                if result.status in ("rejected", "conflict"):
+                if result.status in (ResultStatus.REJECTED, ResultStatus.CONFLICT):
                     return
             else:
                 return
