@@ -91,9 +91,8 @@ def measure(policy_name: str, *, repeat: int, warmup: int) -> dict[str, Any]:
     def bare() -> int:
         policy = builtin_policy(policy_name)
         assert policy is not None
-        run = Target(policy=policy, contract=contract, fixture=fixture).run([PLAN])
-        run.quiesce()
-        return len(run.steps)
+        bare = Target(policy=policy, contract=contract, fixture=fixture, invariants=())
+        return len(execute(bare, [PLAN]).steps)
 
     steps, with_checks = _time(checked, repeat, warmup)
     bare_steps, without = _time(bare, repeat, warmup)

@@ -104,9 +104,8 @@ def run_checked(
 
 def default_choices(name: str | Policy, plans: Sequence[Plan] = (PLAN,)) -> list[Choice]:
     """The choices of the default (fault-free, fixed-order) run."""
-    run = Target(policy=policy(name), contract=CONTRACT, fixture=FIXTURE).run(plans)
-    run.quiesce()
-    return [step.choice for step in run.steps]
+    target = Target(policy=policy(name), contract=CONTRACT, fixture=FIXTURE, invariants=())
+    return [step.choice for step in execute(target, plans).steps]
 
 
 def fault_points(name: str | Policy, plans: Sequence[Plan] = (PLAN,)) -> list[tuple[int, Choice]]:

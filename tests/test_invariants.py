@@ -15,6 +15,7 @@ import pytest
 from tests import bank_runs
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy, run_checked
 from txcheck.exploration.kernel.schedule import Deviation, Deviations
+from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Target
 from txcheck.invariants import DEFAULT_INVARIANTS, always, by_name, eventually
 from txcheck.invariants.base import Invariant
@@ -27,9 +28,8 @@ from txcheck.models.sim.runner import Run, RunView
 
 def completed() -> Run:
     """The default guarded checkout: created, reserved, charged, confirmed, all consumed."""
-    run = Target(policy=policy("guarded"), contract=CONTRACT, fixture=FIXTURE).run([PLAN])
-    run.quiesce()
-    return run
+    target = Target(policy=policy("guarded"), contract=CONTRACT, fixture=FIXTURE)
+    return execute(target, [PLAN], stop_at_first=False).run
 
 
 def rolled_back() -> Run:
@@ -45,8 +45,8 @@ def rolled_back() -> Run:
 def rejected() -> Run:
     """A plan without its confirm step: incomplete, rejected before anything runs."""
     invalid = attrs.evolve(PLAN, calls=PLAN.calls[:3])
-    run = Target(policy=policy("guarded"), contract=CONTRACT, fixture=FIXTURE).run([invalid])
-    run.quiesce()
+    target = Target(policy=policy("guarded"), contract=CONTRACT, fixture=FIXTURE)
+    run = execute(target, [invalid], stop_at_first=False).run
     assert run.invalid_plans == {"orchestrator-1": ("incomplete_workflow",)}
     return run
 

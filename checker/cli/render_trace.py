@@ -25,7 +25,7 @@ from rich.text import Text
 
 from txcheck.cli.console import report_console
 from txcheck.cli.safe_text import block, one_line
-from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.sim.policies import BUILTIN_POLICIES
 from txcheck.models.sim.runner import Run, Step
@@ -198,13 +198,11 @@ def _snapshots(
     if step is None:
         initial = target.run(execution.plans, start=False)  # runs no user code
         return initial.world.snapshot(), execution.run.world.snapshot()
-    run = target.run(execution.plans)
-    for recorded in execution.steps[:step]:
-        run.apply(recorded.choice, deviation=recorded.deviation)
-    before = run.world.snapshot()
-    recorded = execution.steps[step]
-    run.apply(recorded.choice, deviation=recorded.deviation)
-    return before, run.world.snapshot()
+    session = Session(target, execution.plans)
+    session.retrace(execution.steps[:step])
+    before = session.run.world.snapshot()
+    session.retrace(execution.steps[step : step + 1])
+    return before, session.run.world.snapshot()
 
 
 def counterexample_report(

@@ -24,10 +24,10 @@ from typing import Any
 
 import attrs
 
+from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Target
-from txcheck.models.errors import UserCodeError
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.choices import Action, Choice, FaultKind, Outcome
+from txcheck.models.sim.choices import Action, Choice, FaultKind, fault_kind
 from txcheck.models.sim.runner import Run
 
 __all__ = ["SCHEDULE_KINDS", "FaultPoint", "Schedule", "fault_schedule"]
@@ -42,8 +42,6 @@ SCHEDULE_KINDS: tuple[FaultKind, ...] = (
     FaultKind.ACK_LOST,
 )
 """The fault kinds the schedule injects, in report order."""
-
-_STEP_FAULTS = (Outcome.DUPLICATE, Outcome.ACK_LOST)
 
 
 @attrs.frozen(kw_only=True)
@@ -108,17 +106,14 @@ class Schedule:
         return counts
 
 
-def _kind(run: Run, choice: Choice, default: Choice) -> FaultKind | None:
-    """The schedule kind of a non-default option, or None when the schedule skips it."""
-    if choice == default:
+def _kind(run: Run, choice: Choice, options: Sequence[Choice]) -> FaultKind | None:
+    """The schedule kind of an option (``fault_kind``, as every engine names it), or None
+    when the schedule skips it: the default, a kind it does not inject, or a crash that
+    changes nothing (``Run.idle_crash``)."""
+    kind = fault_kind(choice, options)
+    if kind not in SCHEDULE_KINDS or run.idle_crash(choice):
         return None
-    if choice.action is Action.COMPLETE and choice.outcome != Outcome.OK:
-        return FaultKind(str(choice.outcome))
-    if choice.action is Action.CRASH:
-        return None if run.fresh(choice.actor) else FaultKind.CRASH
-    if choice.action is Action.STEP and choice.outcome in _STEP_FAULTS:
-        return FaultKind(str(choice.outcome))
-    return None
+    return kind
 
 
 def _request(run: Run, actor: str) -> tuple[tuple[str, str], ...]:
@@ -133,30 +128,28 @@ def fault_schedule(target: Target, plans: Sequence[Plan]) -> Schedule:
     default: list[Choice] = []
     points: list[FaultPoint] = []
     max_steps = target.bounds.max_steps
-    try:
-        run = target.run(plans)
-        invokes = 0
-        while (options := run.choices()) and len(default) < max_steps:
-            first = options[0]
-            if first.action is Action.COMPLETE:
-                invokes += 1
-            for choice in options[1:]:
-                kind = _kind(run, choice, first)
-                if kind is None:
-                    continue
-                if choice.action is Action.COMPLETE and choice.actor != first.actor:
-                    continue  # another pending call: its faults are listed when it completes
-                points.append(
-                    FaultPoint(
-                        step=len(default),
-                        kind=kind,
-                        choice=choice,
-                        request=_request(run, choice.actor),
-                        invoke=invokes if choice.action is Action.COMPLETE else None,
-                    )
+    session = Session(target, plans, stop_at_first=False)  # judged later, run by run
+    run = session.run
+    invokes = 0
+    while session.error is None and (options := run.choices()) and len(default) < max_steps:
+        first = options[0]
+        if first.action is Action.COMPLETE:
+            invokes += 1
+        for choice in options[1:]:
+            kind = _kind(run, choice, options)
+            if kind is None:
+                continue
+            if choice.action is Action.COMPLETE and choice.actor != first.actor:
+                continue  # another pending call: its faults are listed when it completes
+            points.append(
+                FaultPoint(
+                    step=len(default),
+                    kind=kind,
+                    choice=choice,
+                    request=_request(run, choice.actor),
+                    invoke=invokes if choice.action is Action.COMPLETE else None,
                 )
-            default.append(first)
-            run.apply(first)
-    except UserCodeError:
-        pass
+            )
+        default.append(first)
+        session.apply(first, check=False)  # a policy that raises ends the walk here
     return Schedule(default=tuple(default), points=tuple(points))

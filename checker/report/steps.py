@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.kernel.session import Execution
+from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.sim.runner import Step
 from txcheck.traces.json_diff import json_diff
@@ -59,13 +59,13 @@ def step_views(execution: Execution, target: Target) -> tuple[StepView, ...]:
             StepView(step=s, diff=(), parts=(), failures=tuple(failed.get(s.index, ())))
             for s in steps
         )
-    run = target.run(execution.plans)
-    before = run.world.snapshot()
+    session = Session(target, execution.plans)
+    before = session.run.world.snapshot()
     before_text = _texts(before)
     views = []
     for step in steps:
-        run.apply(step.choice, deviation=step.deviation, kind=step.kind)
-        after = run.world.snapshot()
+        session.retake(step.choice, kind=step.kind, deviation=step.deviation)
+        after = session.run.world.snapshot()
         after_text = _texts(after)
         views.append(
             StepView(

@@ -42,7 +42,6 @@ __all__ = [
     "Run",
     "RunView",
     "Step",
-    "StepLimitExceeded",
     "close_generator",
 ]
 
@@ -72,10 +71,6 @@ class Step:
             "request": dict(self.request),
             "observed": dict(self.observed),
         }
-
-
-class StepLimitExceeded(Exception):
-    """Quiescence did not come within the step limit (a livelock or unbounded retry)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -559,6 +554,11 @@ class Run:
             actor.digest = position
         self.track_positions = True
 
+    def idle_crash(self, choice: Choice) -> bool:
+        """Whether ``choice`` crashes an orchestrator that has done nothing since it
+        (re)started (``fresh``): only the fault count would move, so searches skip it."""
+        return choice.action is Action.CRASH and self.fresh(choice.actor)
+
     def fresh(self, actor: str) -> bool:
         """True when ``actor`` has an orchestrator that has done nothing since it (re)started:
         crashing it now restarts it exactly where it is (only the fault count moves)."""
@@ -588,18 +588,6 @@ class Run:
             quiescent=self.quiescent,
             finished={name: self._actors[name].done for name in self.instances},
         )
-
-    def quiesce(self) -> None:
-        """Stop injecting faults: take the default choice until nothing is left to do.
-        Nothing is checked here (the exploration kernel's ``Session.finish`` does that);
-        a run that does not quiesce within ``max_steps`` raises ``StepLimitExceeded``."""
-        while options := self.choices():
-            if len(self.steps) >= self.max_steps:
-                raise StepLimitExceeded(
-                    f"no quiescence within {self.max_steps} steps (a livelock or an "
-                    "unbounded retry?)"
-                )
-            self.apply(options[0])
 
 
 def _fresh(response: Any) -> Any:

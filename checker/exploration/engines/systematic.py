@@ -301,23 +301,23 @@ class _PlanSearch:
                 return self._replay(node)
             length = node.path.cut + len(node.path.choices)
             cursor = self._cursor = _Cursor(node.path, node.path.moves(length), session)
-        run = cursor.session.run
+        walking = cursor.session
         for choice, kind in cursor.moves[cursor.at : node.cut]:
-            run.apply(choice, deviation=kind is not None, kind=kind)
+            walking.retake(choice, kind=kind)
         self.stats.prefixes.replayed += node.cut - cursor.at
         cursor.at = node.cut
-        forked = run.fork()
+        forked = walking.fork()
         if forked is None:  # not a function of its inputs: replay alone from now on
             self.fork, self._cursor = False, None
             self.stats.prefixes.unforkable = True
             return self._replay(node)
         self.stats.prefixes.forked += 1
-        return Session(self.target, self.plans, run=forked)
+        return forked
 
     def _replay(self, node: _Node) -> Session:
         session = Session(self.target, self.plans, track_positions=self.prune and node.alt is None)
         for choice, kind in node.path.moves(node.cut):
-            session.run.apply(choice, deviation=kind is not None, kind=kind)
+            session.retake(choice, kind=kind)
         self.stats.prefixes.replayed += node.cut
         return session
 
@@ -410,7 +410,7 @@ class _PlanSearch:
                     if deviations + cost > self.limit:
                         continue
                     if self.prune:
-                        if alt.action is Action.CRASH and run.fresh(alt.actor):
+                        if run.idle_crash(alt):
                             continue  # a restart where it stands: nothing changes
                         if alt.action is Action.JUMP and self.time_blind and not run.time_matters():
                             continue  # a shift in time and nothing else

@@ -34,9 +34,9 @@ from txcheck.models.errors import (
     raised,
 )
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.choices import Choice, Part, Vocabulary, fault_kind
+from txcheck.models.sim.choices import Choice, FaultKind, Part, Vocabulary, fault_kind
 from txcheck.models.sim.deviation_cost import deviation_count
-from txcheck.models.sim.runner import Run, Step, StepLimitExceeded
+from txcheck.models.sim.runner import Run, Step
 
 __all__ = [
     "Chooser",
@@ -310,12 +310,29 @@ class Session:
         self._record(found)
         return found
 
-    def replay_checked(self, steps: Sequence[Step]) -> None:
-        """Re-take steps that another session of the same target and plans already took
-        and checked (a prefix the systematic engine branches from): nothing is checked
-        again, and each step keeps its recorded deviation flag and kind."""
+    def retake(
+        self, choice: Choice, *, kind: FaultKind | None, deviation: bool | None = None
+    ) -> Step:
+        """Re-take a step that a session of the same target and plans already took and
+        checked (a prefix the systematic engine branches from, a recorded run shown step by
+        step): nothing is checked again, and the step keeps its kind and deviation flag
+        (by default, whether it has a kind)."""
+        flag = kind is not None if deviation is None else deviation
+        return self.run.apply(choice, deviation=flag, kind=kind)
+
+    def retrace(self, steps: Iterable[Step]) -> None:
+        """Re-take each of ``steps`` as recorded (its deviation flag and kind), unchecked."""
         for step in steps:
             self.run.apply(step.choice, deviation=step.deviation, kind=step.kind)
+
+    def fork(self) -> Session | None:
+        """An independent session standing where this one stands, nothing of it checked
+        yet (``Run.fork``: the world copied, each actor's generator fed again); None when
+        the policy, fed the same responses, asks for something else."""
+        forked = self.run.fork()
+        if forked is None:
+            return None
+        return Session(self.target, self.run.plans, run=forked)
 
     def stuck(self, reason: str) -> None:
         """Record that the run cannot quiesce (``reason`` says why) as a ``quiescence``
@@ -491,4 +508,4 @@ def execute(
     return session.execution()
 
 
-__all__ += ["QUIESCENCE", "StepLimitExceeded"]
+__all__ += ["QUIESCENCE"]
