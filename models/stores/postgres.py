@@ -43,6 +43,7 @@ __all__ = [
     "PostgresInbox",
     "PostgresJournal",
     "PostgresOutbox",
+    "PostgresUnavailable",
     "connect",
 ]
 
