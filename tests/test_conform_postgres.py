@@ -16,6 +16,8 @@ from postgres_cluster import free_port
 
 from txcheck.cli import main
 from txcheck.conformance import conform
+from txcheck.conformance.postgres import Schemas
+from txcheck.models.stores import StoreBusy
 from txcheck.models.stores.postgres import (
     PostgresIdempotencyStore,
     PostgresInbox,
@@ -67,6 +69,26 @@ def test_each_history_has_its_own_schema(postgres_dsn: str) -> None:
     finally:
         outside.connection.execute("DROP TABLE IF EXISTS inbox_seen, inbox_effects")
         outside.close()
+
+
+def test_a_lock_held_by_another_client_is_store_busy_and_applies_nothing(
+    postgres_dsn: str,
+) -> None:
+    schemas = Schemas(postgres_dsn)
+    dsn = schemas.fresh()
+    holder, other = PostgresInbox(dsn), PostgresInbox(dsn)
+    try:
+        holder.connection.execute("BEGIN")
+        holder.connection.execute("INSERT INTO inbox_seen (event_id) VALUES ('e1')")
+        with pytest.raises(StoreBusy, match="lock timeout"):
+            other.deliver({"id": "e1", "amount": 5})  # waits lock_timeout, not for ever
+        holder.connection.execute("ROLLBACK")
+        assert other.deliver({"id": "e1", "amount": 5}) is True
+        assert other.effects() == {"e1": 1}  # the busy attempt left nothing behind
+    finally:
+        holder.close()
+        other.close()
+        schemas.close()
 
 
 def test_the_command_with_a_dsn_says_what_it_exercised(
@@ -125,3 +147,24 @@ def test_a_bad_dsn_or_a_server_down_is_one_line_and_exit_2(
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and message in captured.err, captured.err
     assert "Traceback" not in captured.err and "s3cret" not in captured.err
+
+
+def test_without_psycopg_a_dsn_says_what_to_install(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as if not installed\n"
+        "from txcheck.cli import main\n"
+        "sys.exit(main(['conform', 'inbox', '--impl', "
+        "'txcheck.models.stores.postgres:PostgresInbox', '--dsn', 'host=127.0.0.1']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "--dsn needs psycopg 3: pip install 'txcheck[postgres]'" in done.stderr
