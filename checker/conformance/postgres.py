@@ -159,10 +159,12 @@ class Schemas:
         self.made: list[str] = []
 
     def dsn_for(self, schema: str) -> str:
-        """The DSN with ``schema`` first on its ``search_path`` (other options kept)."""
+        """The DSN with ``schema`` first on its ``search_path`` (other options kept; public
+        stays second, so types and functions of extensions installed there still resolve,
+        while tables created unqualified land in ``schema`` and shadow any in public)."""
         params = dict(self._params)
         options = str(params.get("options") or "")
-        params["options"] = f"{options} -c search_path={schema}".strip()
+        params["options"] = f"{options} -c search_path={schema},public".strip()
         return str(self._make("", **{k: v for k, v in params.items() if v is not None}))
 
     def fresh(self) -> str:
@@ -181,7 +183,8 @@ class Schemas:
         from psycopg.conninfo import conninfo_to_dict
 
         options = str(conninfo_to_dict(dsn).get("options") or "")
-        return options.rsplit("search_path=", 1)[-1].split(maxsplit=1)[0]
+        path = options.rsplit("search_path=", 1)[-1].split(maxsplit=1)[0]
+        return path.partition(",")[0]
 
     def close(self) -> None:
         """Drop what is left, then close."""
