@@ -1,5 +1,5 @@
-"""Shared fixtures: a real local Dask cluster and a real Redis server, each started once,
-only by the tests that ask for them."""
+"""Shared fixtures: a real local Dask cluster, a real Redis server and a PostgreSQL
+database, each started once, only by the tests that ask for them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 
+import postgres_cluster
 import pytest
 
 
@@ -66,3 +67,12 @@ def redis_url() -> Iterator[str]:
     """A real ``redis-server`` shared by the session's tests (``redis_server``)."""
     with redis_server() as (url, _):
         yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A PostgreSQL database for the session: ``$TXCHECK_TEST_PG_DSN`` (CI's cluster) or a
+    throwaway cluster started here (``postgres_cluster.postgres_dsn``); skipped only where
+    PostgreSQL's binaries are absent."""
+    with postgres_cluster.postgres_dsn() as dsn:
+        yield dsn

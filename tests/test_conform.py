@@ -115,5 +115,5 @@ def test_a_store_without_a_sqlite_connection_is_checked_and_told_what_was_not_tr
     assert "0 crash points" in out[1] and "0 two-client races" in out[1]
     assert out[2] == (
         "  no crash point or race was tried: they need the store's sqlite3.Connection "
-        "as its `connection` attribute"
+        "(or psycopg.Connection) as its `connection` attribute"
     )

@@ -2,11 +2,13 @@
 
 A Hypothesis state machine applies the same operations to the implementation and to the
 model (``txcheck.models.sim.idempotency`` and ``txcheck.models.stores.memory``) and compares
-every answer; for a store exposing its ``sqlite3`` connection, an operation may also crash
-at a statement boundary (in a child process, then the file is reopened) or race a second
-client statement by statement. Exit 0 with what was exercised, 1 with the shortest failing
-history as numbered operations, 2 on bad input. Importing ``--impl`` runs the user's code,
-as ``--policy`` does.
+every answer; for a store exposing its ``sqlite3`` or ``psycopg`` connection, an operation
+may also crash at a statement boundary (in a child process, then the store is reopened) or
+race a second client statement by statement. With ``--dsn URL`` the store is PostgreSQL's:
+``Class(DSN)`` is called with a DSN whose ``search_path`` starts with a fresh schema per
+history (dropped afterwards), so runs never see each other's rows. Exit 0 with what was
+exercised, 1 with the shortest failing history as numbered operations, 2 on bad input.
+Importing ``--impl`` runs the user's code, as ``--policy`` does.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ def register(subparsers: Any) -> None:
         "--impl",
         required=True,
         metavar="MODULE:CLASS",
-        help="the store class (or factory) to check, called with one path argument",
+        help="the store class (or factory) to check, called with one path (or DSN) argument",
+    )
+    parser.add_argument(
+        "--dsn",
+        metavar="URL",
+        help="a PostgreSQL database to check the store on (each history in a fresh schema, "
+        "dropped afterwards); needs psycopg: pip install 'txcheck[postgres]'",
     )
     parser.add_argument(
         "--examples", type=positive_int, default=100, metavar="N", help="histories to try"
@@ -56,8 +64,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _factory(spec: str, kind: str) -> Any:
-    """A callable ``path -> store`` that turns any failure to open into ``StoreError``."""
+def _factory(spec: str, kind: str, dsn: str | None = None) -> Any:
+    """A callable ``path -> store`` that turns any failure to open into ``StoreError``
+    (with ``dsn``, a DSN is never repeated: it may hold a password)."""
     from txcheck.exploration.usercode.loading import _resolve, _spec
     from txcheck.models.errors import ControlFlow, StoreError, raised
     from txcheck.models.stores import protocols
@@ -78,7 +87,8 @@ def _factory(spec: str, kind: str) -> Any:
         except ControlFlow:
             raise
         except BaseException as error:  # user code: even SystemExit is reported
-            raise StoreError(f"{spec}({path!r}) raised {raised(error)}") from None
+            shown = "DSN" if dsn is not None else repr(path)
+            raise StoreError(f"{spec}({shown}) raised {raised(error)}") from None
         missing = [
             name
             for name in sorted(vars(protocol))
@@ -90,18 +100,31 @@ def _factory(spec: str, kind: str) -> Any:
             )
         return store
 
+    if dsn is not None:
+        from txcheck.conformance.postgres import Schemas
+
+        schemas = Schemas(dsn)  # an unreachable server: StoreError, before any search
+        try:
+            _open_and_close(open_store, schemas.fresh())
+        finally:
+            schemas.close()
+        return open_store
     with tempfile.TemporaryDirectory(prefix="txcheck-conform-") as folder:
-        first = open_store(str(Path(folder) / "store.sqlite3"))  # fail before any search
-        close = getattr(first, "close", None)
-        if callable(close):
-            close()
+        _open_and_close(open_store, str(Path(folder) / "store.sqlite3"))
     return open_store
+
+
+def _open_and_close(open_store: Any, path: str) -> None:
+    """Open one store (fail before any search), then close it."""
+    close = getattr(open_store(path), "close", None)
+    if callable(close):
+        close()
 
 
 def run(args: argparse.Namespace) -> int:
     from txcheck.conformance import conform
 
-    factory = _factory(args.impl, args.kind)
+    factory = _factory(args.impl, args.kind, args.dsn)
     report = conform(
         args.kind,
         factory,
@@ -109,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         steps=args.steps,
         crashes=not args.no_crashes,
         races=not args.no_races,
+        dsn=args.dsn,
     )
     if args.json:
         sys.stdout.write(json.dumps({"impl": args.impl, **report.to_json()}, indent=2) + "\n")
@@ -124,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         if not (report.crash_points or report.races) and not (args.no_crashes and args.no_races):
             print(
                 "  no crash point or race was tried: they need the store's sqlite3.Connection "
-                "as its `connection` attribute"
+                "(or psycopg.Connection) as its `connection` attribute"
             )
         return EXIT_OK
     print(f"MISMATCH  {args.impl} ({args.kind})")

@@ -1,14 +1,17 @@
 """Crash points and two clients stepped statement by statement.
 
-Both count SQL statements with ``sqlite3.Connection.set_trace_callback`` (called as each
-statement starts): a store takes part when it exposes its ``sqlite3.Connection`` as
-``connection``.
+Both count SQL statements as each starts: with ``sqlite3.Connection.set_trace_callback``
+for a store that exposes its ``sqlite3.Connection`` as ``connection``, and with a thin
+wrapper around a ``psycopg.Connection`` there (``txcheck.conformance.postgres``).
 
 - ``crash_at``: the operation runs in a forked child that exits (``os._exit``, no cleanup,
-  like a killed process) as statement ``k`` starts; what survives is what SQLite committed.
+  like a killed process) as statement ``k`` starts; what survives is what the database
+  committed (PostgreSQL rolls back the transaction of a client whose socket closed; the
+  parent waits for that server process to go before it goes on).
 - ``race``: two clients, each with its own connection in its own thread, advance one
   statement at a time in the order a schedule gives, so the window between a check and an
-  insert is opened deterministically (``busy_timeout`` 0: a lock makes ``StoreBusy``).
+  insert is opened deterministically (``busy_timeout`` 0 on SQLite, a short ``lock_timeout``
+  on PostgreSQL: a lock makes ``StoreBusy``).
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from typing import Any
 
 import attrs
 
+from txcheck.conformance import postgres
 from txcheck.conformance.operations import Op
 from txcheck.models.stores.protocols import StoreBusy
 
 __all__ = ["CRASHED", "Outcome", "crash_at", "crashable", "race"]
 
+_BACKEND = "backend "
+"""How a child names its PostgreSQL server process to the parent (first line)."""
 CRASHED = 86
 """The child's exit status when it crashed at its statement boundary."""
 _STUCK = 30.0
@@ -36,7 +42,16 @@ reported as stuck (a store that waits on a lock although busy_timeout is 0)."""
 
 def crashable(store: Any) -> bool:
     """Whether statements of ``store`` can be counted."""
-    return isinstance(getattr(store, "connection", None), sqlite3.Connection)
+    connection = getattr(store, "connection", None)
+    return isinstance(connection, sqlite3.Connection) or postgres.is_psycopg(connection)
+
+
+def _trace(store: Any, callback: Callable[[str], None] | None) -> None:
+    """Call ``callback`` as each of ``store``'s statements starts (None: stop)."""
+    if isinstance(store.connection, sqlite3.Connection):
+        store.connection.set_trace_callback(callback)
+    else:
+        postgres.trace(store, callback)
 
 
 def _close(store: Any) -> None:
@@ -56,6 +71,8 @@ def crash_at(factory: Callable[[str], Any], path: str, op: Op, k: int) -> str:
         status = 1
         try:
             store = factory(path)
+            if postgres.is_psycopg(store.connection):  # the parent waits for it to go
+                os.write(write, f"{_BACKEND}{postgres.backend_pid(store)}\n".encode())
             count = [0]
 
             def trace(_sql: str) -> None:
@@ -63,7 +80,7 @@ def crash_at(factory: Callable[[str], Any], path: str, op: Op, k: int) -> str:
                 if count[0] == k:
                     os._exit(CRASHED)
 
-            store.connection.set_trace_callback(trace)
+            _trace(store, trace)
             op.apply(store)
             status = 0
         except BaseException as error:  # reported to the parent, never raised here
@@ -75,6 +92,9 @@ def crash_at(factory: Callable[[str], Any], path: str, op: Op, k: int) -> str:
         message = pipe.read().decode(errors="replace")
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
+    if message.startswith(_BACKEND):
+        line, _, message = message.partition("\n")
+        postgres.settle(path, int(line.removeprefix(_BACKEND)))
     if code == CRASHED:
         return "crashed"
     if code == 0:
@@ -130,10 +150,10 @@ def race(
             with opening:
                 store = factory(path)
             try:
-                store.connection.set_trace_callback(stepper.trace(i))
+                _trace(store, stepper.trace(i))
                 outcomes[i] = Outcome("ok", ops[i].apply(store))
             finally:
-                store.connection.set_trace_callback(None)
+                _trace(store, None)
                 _close(store)
         except StoreBusy:
             outcomes[i] = Outcome("busy")
