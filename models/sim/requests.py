@@ -236,32 +236,30 @@ class Reconcile(Request):
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _holds_enum(value: Any) -> bool:
-    """Whether ``value`` is or holds an enum (a ``Phase``, a ``ResultStatus``)."""
-    kind = type(value)
-    if kind is list or kind is tuple:
-        for v in value:  # noqa: SIM110 (a loop: any() over a generator costs more here)
-            if type(v) not in _SCALARS and _holds_enum(v):
-                return True
-        return False
-    if kind is dict or isinstance(value, Mapping):
-        for k, v in value.items():
-            if (type(k) not in _SCALARS and _holds_enum(k)) or (
-                type(v) not in _SCALARS and _holds_enum(v)
-            ):
-                return True
-        return False
-    return isinstance(value, Enum)
-
-
 def _plain(value: Any) -> Any:
-    """``value`` with every enum in it as its value (a copy where one was)."""
+    """``value`` with every enum in it as its value: the same object when it holds none,
+    else a copy (one pass: journal entries are written at every step)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, Enum):
         return value.value
-    if isinstance(value, Mapping):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if type(value) is list or type(value) is tuple:
-        return type(value)(_plain(v) for v in value)
+    if kind is dict or isinstance(value, Mapping):
+        out = {}
+        same = kind is dict
+        for k, v in value.items():
+            plain_k = k if type(k) in _SCALARS else _plain(k)
+            plain_v = v if type(v) in _SCALARS else _plain(v)
+            out[plain_k] = plain_v
+            if plain_k is not k or plain_v is not v:
+                same = False
+        return value if same else out
+    if kind is list or kind is tuple:
+        items = [v if type(v) in _SCALARS else _plain(v) for v in value]
+        for new, old in zip(items, value, strict=True):
+            if new is not old:
+                return kind(items)
+        return value
     return value
 
 
@@ -270,7 +268,7 @@ def _plain_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     ``"diverging"``) as their strings, so the journal, the trace and state fingerprints
     hold plain JSON whichever a policy wrote. Anything else a policy passes goes on as it
     is, for the request protocol check to refuse."""
-    return _plain(entry) if _holds_enum(entry) else entry
+    return _plain(entry)  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
