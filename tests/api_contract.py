@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 import txcheck
+import txcheck.policy
 
 ROOT = Path(__file__).resolve().parent.parent
 INIT = ROOT / "checker" / "__init__.py"
@@ -284,6 +285,27 @@ def internal_imports(text: str) -> list[str]:
         if module not in PUBLIC_MODULES:
             line = text.count("\n", 0, match.start()) + 1
             found.append(f"line {line}: {module}")
+    return found
+
+
+_PUBLIC_IMPORT = re.compile(
+    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy)?) import (?:\(([^)]*)\)|([^\n]+))", re.M
+)
+
+
+def missing_imports(text: str) -> list[str]:
+    """Each name a doc imports from ``txcheck`` or ``txcheck.policy`` that the module does
+    not export, as ``line N: module.name``."""
+    exported = {"txcheck": set(txcheck.__all__), "txcheck.policy": set(txcheck.policy.__all__)}
+    found = []
+    for match in _PUBLIC_IMPORT.finditer(text):
+        module = match.group(1)
+        listed = re.sub(r"#[^\n]*", "", match.group(2) or match.group(3))
+        line = text.count("\n", 0, match.start()) + 1
+        for part in listed.split(","):
+            name = part.split(" as ")[0].strip()
+            if name and name not in exported[module]:
+                found.append(f"line {line}: {module}.{name}")
     return found
 
 

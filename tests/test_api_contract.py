@@ -28,6 +28,7 @@ from tests.api_contract import (
     between,
     documented_names,
     internal_imports,
+    missing_imports,
     names_signatures_need,
     reference,
     signature_names,
@@ -163,6 +164,22 @@ def test_no_doc_imports_an_internal_module() -> None:
         str(path.relative_to(ROOT)): internal_imports(path.read_text("utf-8")) for path in _docs()
     }
     assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def test_every_name_a_doc_imports_is_exported() -> None:
+    found = {
+        str(path.relative_to(ROOT)): missing_imports(path.read_text("utf-8")) for path in _docs()
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def test_a_doc_importing_a_name_that_is_not_exported_is_reported() -> None:
+    text = (
+        "from txcheck import explore, Nope  # comment, Ignored\n"
+        "from txcheck.policy import (\n    Policy,\n    Target,\n)\n"
+        "from txcheck import Target as T\n"
+    )
+    assert missing_imports(text) == ["line 1: txcheck.Nope", "line 2: txcheck.policy.Target"]
 
 
 def test_an_internal_import_in_a_doc_is_reported() -> None:
