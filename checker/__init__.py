@@ -2,8 +2,14 @@
 
 This module is txcheck's public API (docs/api.md): everything a user needs to write and
 check a policy, model a service, declare an invariant, validate and score proposals, and
-run the model checker, importable as ``from txcheck import ...``. Names are imported
-lazily on first use, so ``import txcheck`` (and ``txcheck.models``) stays light.
+run the model checker, importable as ``from txcheck import ...``; ``txcheck.policy`` gathers
+what a policy author needs. Names are imported lazily on first use, so ``import txcheck``
+(and ``txcheck.models``) stays light.
+
+Every public name is listed once, in ``_EXPORTS`` below (module -> names); ``__all__`` and
+the lazy ``__getattr__`` are derived from it. The ``TYPE_CHECKING`` block, which lets mypy
+and editors see the names, is generated from it by ``python tests/api_contract.py --write``
+and tests/test_api_contract.py fails when the two differ.
 """
 
 from __future__ import annotations
@@ -11,302 +17,390 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from txcheck.exploration.kernel.report import Counterexample, EngineReport, ExploreResult
-    from txcheck.exploration.kernel.schedule import Deviation, Deviations
-    from txcheck.exploration.kernel.session import ErrorKind, Execution, Failure, Session, execute
-    from txcheck.exploration.kernel.target import Bounds, Budget, Target
-    from txcheck.exploration.kernel.verdict import ExploreOutcome, ExploreVerdict, verdict_of
-    from txcheck.exploration.search import explore
-    from txcheck.exploration.usercode.loading import load_policy
-    from txcheck.invariants import (
-        DEFAULT_INVARIANTS,
-        Invariant,
-        Kind,
-        Severity,
-        always,
-        eventually,
-    )
-    from txcheck.models.errors import InputError, PolicyError, TxcheckError, UnknownNameError
-    from txcheck.models.plan.contract import ArgRef, Contract, ReceiptRef, Tool, Workflow
-    from txcheck.models.plan.contract_loader import default_contract, load_contract, parse_contract
-    from txcheck.models.plan.proposal import Call, Plan, plan_from_json, plan_to_json
-    from txcheck.models.plan.proposal_parser import load_proposal, parse_proposal
-    from txcheck.models.plan.validation import validate
-    from txcheck.models.plan.verdict import Verdict, Violation
-    from txcheck.models.sim.checkout import CHECKOUT
-    from txcheck.models.sim.choices import Action, Choice, FaultKind, Outcome, Part
-    from txcheck.models.sim.fixture import WorldFixture, default_fixture, load_world, parse_world
-    from txcheck.models.sim.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
-    from txcheck.models.sim.policies.base import (
-        ActorGen,
-        OrchestratorContext,
-        Policy,
-        undo_arguments,
-    )
-    from txcheck.models.sim.policies.journal import TERMINAL_PHASES, JournalState, Phase
-    from txcheck.models.sim.requests import (
-        Ack,
-        ApplyEffect,
-        BrokerSend,
-        Claim,
-        Delivery,
-        Invoke,
-        JournalAppend,
-        JournalRead,
-        KeyLookup,
-        Lookup,
-        MarkSeen,
-        OutboxFetch,
-        OutboxMarkPublished,
-        Publish,
-        Reconcile,
-        Request,
-        ResultStatus,
-        SeenCheck,
-        Sleep,
-        ToolResult,
-    )
-    from txcheck.models.sim.runner import RunView, Step
-    from txcheck.models.sim.services import Committed, Rejected, ServiceSet
-    from txcheck.models.sim.world import World
-    from txcheck.scoring.api import score
-    from txcheck.scoring.scorer import ScoreReport
-    from txcheck.testing import txcheck_testcase
-    from txcheck.traces.document import (
-        Trace,
-        dumps_trace,
-        load_trace,
-        replay,
-        target_of,
-        trace_of,
-        write_trace,
-    )
-
-_EXPORTS: dict[str, str] = {
-    # policies and what they yield
-    "Policy": "txcheck.models.sim.policies.base",
-    "ActorGen": "txcheck.models.sim.policies.base",
-    "OrchestratorContext": "txcheck.models.sim.policies.base",
-    "undo_arguments": "txcheck.models.sim.policies.base",
-    "JournalState": "txcheck.models.sim.policies.journal",
-    "Phase": "txcheck.models.sim.policies.journal",
-    "TERMINAL_PHASES": "txcheck.models.sim.policies.journal",
-    "Guarded": "txcheck.models.sim.policies",
-    "Naive": "txcheck.models.sim.policies",
-    "BUILTIN_POLICIES": "txcheck.models.sim.policies",
-    "builtin_policy": "txcheck.models.sim.policies",
-    "load_policy": "txcheck.exploration.usercode.loading",
-    **dict.fromkeys(
-        (
-            "Ack",
-            "ApplyEffect",
-            "BrokerSend",
-            "Claim",
-            "Delivery",
-            "Invoke",
-            "JournalAppend",
-            "JournalRead",
-            "KeyLookup",
-            "Lookup",
-            "MarkSeen",
-            "OutboxFetch",
-            "OutboxMarkPublished",
-            "Publish",
-            "Reconcile",
-            "Request",
-            "ResultStatus",
-            "SeenCheck",
-            "Sleep",
-            "ToolResult",
-        ),
-        "txcheck.models.sim.requests",
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    # writing a policy (also ``txcheck.policy``)
+    "txcheck.models.sim.policies.base": (
+        "Policy",
+        "ActorGen",
+        "OrchestratorContext",
+        "undo_arguments",
+    ),
+    "txcheck.models.sim.policies.journal": ("JournalState", "Phase", "TERMINAL_PHASES"),
+    "txcheck.models.sim.policies": ("Guarded", "Naive", "BUILTIN_POLICIES", "builtin_policy"),
+    "txcheck.models.sim.requests": (
+        "Ack",
+        "ApplyEffect",
+        "BrokerSend",
+        "Claim",
+        "Delivery",
+        "Invoke",
+        "JournalAppend",
+        "JournalRead",
+        "KeyLookup",
+        "Lookup",
+        "MarkSeen",
+        "OutboxFetch",
+        "OutboxMarkPublished",
+        "Publish",
+        "Reconcile",
+        "Request",
+        "ResultStatus",
+        "SeenCheck",
+        "Sleep",
+        "ToolResult",
+    ),
+    "txcheck.exploration.usercode.loading": (
+        "LoadedPolicy",
+        "load_policy",
+        "load_services",
+        "load_invariants",
     ),
     # invariants
-    "always": "txcheck.invariants",
-    "eventually": "txcheck.invariants",
-    "Invariant": "txcheck.invariants",
-    "Kind": "txcheck.invariants",
-    "Severity": "txcheck.invariants",
-    "DEFAULT_INVARIANTS": "txcheck.invariants",
-    "RunView": "txcheck.models.sim.runner",
-    "Step": "txcheck.models.sim.runner",
-    "Part": "txcheck.models.sim.choices",
+    "txcheck.invariants": (
+        "always",
+        "eventually",
+        "Invariant",
+        "Kind",
+        "Severity",
+        "DEFAULT_INVARIANTS",
+    ),
+    "txcheck.invariants.base": ("Applies", "Decorator", "Property"),
+    "txcheck.models.sim.runner": ("Run", "RunView", "Step"),
+    "txcheck.models.sim.history": ("History", "Attempt"),
     # services and the world
-    "ServiceSet": "txcheck.models.sim.services",
-    "Committed": "txcheck.models.sim.services",
-    "Rejected": "txcheck.models.sim.services",
-    "CHECKOUT": "txcheck.models.sim.checkout",
-    "World": "txcheck.models.sim.world",
-    # contracts, fixtures, proposals, validation
-    "Contract": "txcheck.models.plan.contract",
-    "Tool": "txcheck.models.plan.contract",
-    "ArgRef": "txcheck.models.plan.contract",
-    "ReceiptRef": "txcheck.models.plan.contract",
-    "Workflow": "txcheck.models.plan.contract",
-    "load_contract": "txcheck.models.plan.contract_loader",
-    "parse_contract": "txcheck.models.plan.contract_loader",
-    "default_contract": "txcheck.models.plan.contract_loader",
-    "WorldFixture": "txcheck.models.sim.fixture",
-    "load_world": "txcheck.models.sim.fixture",
-    "parse_world": "txcheck.models.sim.fixture",
-    "default_fixture": "txcheck.models.sim.fixture",
-    "Call": "txcheck.models.plan.proposal",
-    "Plan": "txcheck.models.plan.proposal",
-    "plan_from_json": "txcheck.models.plan.proposal",
-    "plan_to_json": "txcheck.models.plan.proposal",
-    "load_proposal": "txcheck.models.plan.proposal_parser",
-    "parse_proposal": "txcheck.models.plan.proposal_parser",
-    "validate": "txcheck.models.plan.validation",
-    "Verdict": "txcheck.models.plan.verdict",
-    "Violation": "txcheck.models.plan.verdict",
-    "ScoreReport": "txcheck.scoring.scorer",
-    "score": "txcheck.scoring.api",
+    "txcheck.models.sim.services": ("ServiceSet", "Committed", "Rejected", "Handler"),
+    "txcheck.models.sim.checkout": ("CHECKOUT",),
+    "txcheck.models.sim.world": ("World",),
+    # contracts, fixtures, proposals, validation, scoring
+    "txcheck.models.plan.contract": (
+        "Contract",
+        "Tool",
+        "ArgRef",
+        "ReceiptRef",
+        "Workflow",
+        "Compensation",
+        "Effect",
+        "DeclaredBy",
+    ),
+    "txcheck.models.plan.contract_loader": ("load_contract", "parse_contract", "default_contract"),
+    "txcheck.models.sim.fixture": ("WorldFixture", "load_world", "parse_world", "default_fixture"),
+    "txcheck.models.plan.proposal": (
+        "Call",
+        "Plan",
+        "ProposalFormat",
+        "plan_from_json",
+        "plan_to_json",
+    ),
+    "txcheck.models.plan.proposal_parser": ("load_proposal", "parse_proposal"),
+    "txcheck.models.plan.business": ("BusinessCheck",),
+    "txcheck.models.plan.validation": ("validate",),
+    "txcheck.models.plan.verdict": ("Verdict", "Violation", "Level"),
+    "txcheck.scoring.api": ("score",),
+    "txcheck.scoring.scorer": ("ScoreReport", "CaseResult", "StrictResult"),
+    "txcheck.scoring.reading": ("LineError",),
+    "txcheck.scoring.summary": ("Summary",),
     # the model checker
-    "Target": "txcheck.exploration.kernel.target",
-    "Bounds": "txcheck.exploration.kernel.target",
-    "Budget": "txcheck.exploration.kernel.target",
-    "Session": "txcheck.exploration.kernel.session",
-    "Execution": "txcheck.exploration.kernel.session",
-    "Failure": "txcheck.exploration.kernel.session",
-    "execute": "txcheck.exploration.kernel.session",
-    "explore": "txcheck.exploration.search",
-    "ExploreResult": "txcheck.exploration.kernel.report",
-    "ExploreVerdict": "txcheck.exploration.kernel.verdict",
-    "verdict_of": "txcheck.exploration.kernel.verdict",
-    "Counterexample": "txcheck.exploration.kernel.report",
-    "EngineReport": "txcheck.exploration.kernel.report",
-    "Deviation": "txcheck.exploration.kernel.schedule",
-    "Deviations": "txcheck.exploration.kernel.schedule",
-    "Action": "txcheck.models.sim.choices",
-    "Choice": "txcheck.models.sim.choices",
-    "FaultKind": "txcheck.models.sim.choices",
-    "Outcome": "txcheck.models.sim.choices",
-    "ExploreOutcome": "txcheck.exploration.kernel.verdict",
-    "ErrorKind": "txcheck.exploration.kernel.session",
-    "Trace": "txcheck.traces.document",
-    "load_trace": "txcheck.traces.document",
-    "replay": "txcheck.traces.document",
-    "target_of": "txcheck.traces.document",
-    "trace_of": "txcheck.traces.document",
-    "dumps_trace": "txcheck.traces.document",
-    "write_trace": "txcheck.traces.document",
-    "txcheck_testcase": "txcheck.testing",
+    "txcheck.exploration.kernel.target": ("Target", "Bounds", "Budget", "Deadline"),
+    "txcheck.exploration.kernel.session": (
+        "Session",
+        "Execution",
+        "Failure",
+        "Divergence",
+        "ErrorKind",
+        "Chooser",
+        "execute",
+    ),
+    "txcheck.exploration.search": ("explore",),
+    "txcheck.exploration.engines.auto": ("Seed",),
+    "txcheck.exploration.kernel.context": ("SearchContext", "Tuning", "Observer"),
+    "txcheck.exploration.kernel.workers": ("Workers", "InProcess", "Job"),
+    "txcheck.exploration.spread.cluster": ("DaskWorkers", "local_workers", "cluster_workers"),
+    "txcheck.exploration.kernel.report": (
+        "ExploreResult",
+        "EngineReport",
+        "Counterexample",
+        "StopReason",
+        "StopKind",
+        "PlanBound",
+        "Tally",
+    ),
+    "txcheck.exploration.kernel.verdict": ("ExploreVerdict", "ExploreOutcome", "verdict_of"),
+    "txcheck.exploration.kernel.schedule": ("Deviation", "Deviations"),
+    "txcheck.models.sim.choices": ("Action", "Choice", "FaultKind", "Outcome", "Part"),
+    "txcheck.traces.document": (
+        "Trace",
+        "TraceError",
+        "load_trace",
+        "replay",
+        "target_of",
+        "trace_of",
+        "dumps_trace",
+        "write_trace",
+    ),
+    "txcheck.testing": ("txcheck_testcase",),
+    # checking a durable store of your own (docs/stores.md)
+    "txcheck.conformance": ("conform", "Conformance", "Mismatch"),
+    "txcheck.models.stores.protocols": ("StoreBusy",),
     # errors
-    "TxcheckError": "txcheck.models.errors",
-    "InputError": "txcheck.models.errors",
-    "PolicyError": "txcheck.models.errors",
-    "UnknownNameError": "txcheck.models.errors",
+    "txcheck.models.errors": (
+        "TxcheckError",
+        "InputError",
+        "ContractError",
+        "ProposalFormatError",
+        "WorldFixtureError",
+        "UserCodeError",
+        "PolicyError",
+        "ServiceError",
+        "StoreError",
+        "InvariantError",
+        "UnknownNameError",
+    ),
 }
 
-__all__ = [
-    "BUILTIN_POLICIES",
-    "CHECKOUT",
-    "DEFAULT_INVARIANTS",
-    "TERMINAL_PHASES",
-    "Ack",
-    "Action",
-    "ActorGen",
-    "ApplyEffect",
-    "ArgRef",
-    "Bounds",
-    "BrokerSend",
-    "Budget",
-    "Call",
-    "Choice",
-    "Claim",
-    "Committed",
-    "Contract",
-    "Counterexample",
-    "Delivery",
-    "Deviation",
-    "Deviations",
-    "EngineReport",
-    "ErrorKind",
-    "Execution",
-    "ExploreOutcome",
-    "ExploreResult",
-    "ExploreVerdict",
-    "Failure",
-    "FaultKind",
-    "Guarded",
-    "InputError",
-    "Invariant",
-    "Invoke",
-    "JournalAppend",
-    "JournalRead",
-    "JournalState",
-    "KeyLookup",
-    "Kind",
-    "Lookup",
-    "MarkSeen",
-    "Naive",
-    "OrchestratorContext",
-    "OutboxFetch",
-    "OutboxMarkPublished",
-    "Outcome",
-    "Part",
-    "Phase",
-    "Plan",
-    "Policy",
-    "PolicyError",
-    "Publish",
-    "ReceiptRef",
-    "Reconcile",
-    "Rejected",
-    "Request",
-    "ResultStatus",
-    "RunView",
-    "ScoreReport",
-    "SeenCheck",
-    "ServiceSet",
-    "Session",
-    "Severity",
-    "Sleep",
-    "Step",
-    "Target",
-    "Tool",
-    "ToolResult",
-    "Trace",
-    "TxcheckError",
-    "UnknownNameError",
-    "Verdict",
-    "Violation",
-    "Workflow",
-    "World",
-    "WorldFixture",
-    "always",
-    "builtin_policy",
-    "default_contract",
-    "default_fixture",
-    "dumps_trace",
-    "eventually",
-    "execute",
-    "explore",
-    "load_contract",
-    "load_policy",
-    "load_proposal",
-    "load_trace",
-    "load_world",
-    "parse_contract",
-    "parse_proposal",
-    "parse_world",
-    "plan_from_json",
-    "plan_to_json",
-    "replay",
-    "score",
-    "target_of",
-    "trace_of",
-    "txcheck_testcase",
-    "undo_arguments",
-    "validate",
-    "verdict_of",
-    "write_trace",
-]
+_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)  # noqa: PLE0605
+
+# BEGIN generated from _EXPORTS by `python tests/api_contract.py --write`
+# isort: off
+if TYPE_CHECKING:
+    from txcheck.conformance import (
+        Conformance as Conformance,
+        Mismatch as Mismatch,
+        conform as conform,
+    )
+    from txcheck.exploration.engines.auto import (
+        Seed as Seed,
+    )
+    from txcheck.exploration.kernel.context import (
+        Observer as Observer,
+        SearchContext as SearchContext,
+        Tuning as Tuning,
+    )
+    from txcheck.exploration.kernel.report import (
+        Counterexample as Counterexample,
+        EngineReport as EngineReport,
+        ExploreResult as ExploreResult,
+        PlanBound as PlanBound,
+        StopKind as StopKind,
+        StopReason as StopReason,
+        Tally as Tally,
+    )
+    from txcheck.exploration.kernel.schedule import (
+        Deviation as Deviation,
+        Deviations as Deviations,
+    )
+    from txcheck.exploration.kernel.session import (
+        Chooser as Chooser,
+        Divergence as Divergence,
+        ErrorKind as ErrorKind,
+        Execution as Execution,
+        Failure as Failure,
+        Session as Session,
+        execute as execute,
+    )
+    from txcheck.exploration.kernel.target import (
+        Bounds as Bounds,
+        Budget as Budget,
+        Deadline as Deadline,
+        Target as Target,
+    )
+    from txcheck.exploration.kernel.verdict import (
+        ExploreOutcome as ExploreOutcome,
+        ExploreVerdict as ExploreVerdict,
+        verdict_of as verdict_of,
+    )
+    from txcheck.exploration.kernel.workers import (
+        InProcess as InProcess,
+        Job as Job,
+        Workers as Workers,
+    )
+    from txcheck.exploration.search import (
+        explore as explore,
+    )
+    from txcheck.exploration.spread.cluster import (
+        DaskWorkers as DaskWorkers,
+        cluster_workers as cluster_workers,
+        local_workers as local_workers,
+    )
+    from txcheck.exploration.usercode.loading import (
+        LoadedPolicy as LoadedPolicy,
+        load_invariants as load_invariants,
+        load_policy as load_policy,
+        load_services as load_services,
+    )
+    from txcheck.invariants import (
+        DEFAULT_INVARIANTS as DEFAULT_INVARIANTS,
+        Invariant as Invariant,
+        Kind as Kind,
+        Severity as Severity,
+        always as always,
+        eventually as eventually,
+    )
+    from txcheck.invariants.base import (
+        Applies as Applies,
+        Decorator as Decorator,
+        Property as Property,
+    )
+    from txcheck.models.errors import (
+        ContractError as ContractError,
+        InputError as InputError,
+        InvariantError as InvariantError,
+        PolicyError as PolicyError,
+        ProposalFormatError as ProposalFormatError,
+        ServiceError as ServiceError,
+        StoreError as StoreError,
+        TxcheckError as TxcheckError,
+        UnknownNameError as UnknownNameError,
+        UserCodeError as UserCodeError,
+        WorldFixtureError as WorldFixtureError,
+    )
+    from txcheck.models.plan.business import (
+        BusinessCheck as BusinessCheck,
+    )
+    from txcheck.models.plan.contract import (
+        ArgRef as ArgRef,
+        Compensation as Compensation,
+        Contract as Contract,
+        DeclaredBy as DeclaredBy,
+        Effect as Effect,
+        ReceiptRef as ReceiptRef,
+        Tool as Tool,
+        Workflow as Workflow,
+    )
+    from txcheck.models.plan.contract_loader import (
+        default_contract as default_contract,
+        load_contract as load_contract,
+        parse_contract as parse_contract,
+    )
+    from txcheck.models.plan.proposal import (
+        Call as Call,
+        Plan as Plan,
+        ProposalFormat as ProposalFormat,
+        plan_from_json as plan_from_json,
+        plan_to_json as plan_to_json,
+    )
+    from txcheck.models.plan.proposal_parser import (
+        load_proposal as load_proposal,
+        parse_proposal as parse_proposal,
+    )
+    from txcheck.models.plan.validation import (
+        validate as validate,
+    )
+    from txcheck.models.plan.verdict import (
+        Level as Level,
+        Verdict as Verdict,
+        Violation as Violation,
+    )
+    from txcheck.models.sim.checkout import (
+        CHECKOUT as CHECKOUT,
+    )
+    from txcheck.models.sim.choices import (
+        Action as Action,
+        Choice as Choice,
+        FaultKind as FaultKind,
+        Outcome as Outcome,
+        Part as Part,
+    )
+    from txcheck.models.sim.fixture import (
+        WorldFixture as WorldFixture,
+        default_fixture as default_fixture,
+        load_world as load_world,
+        parse_world as parse_world,
+    )
+    from txcheck.models.sim.history import (
+        Attempt as Attempt,
+        History as History,
+    )
+    from txcheck.models.sim.policies import (
+        BUILTIN_POLICIES as BUILTIN_POLICIES,
+        Guarded as Guarded,
+        Naive as Naive,
+        builtin_policy as builtin_policy,
+    )
+    from txcheck.models.sim.policies.base import (
+        ActorGen as ActorGen,
+        OrchestratorContext as OrchestratorContext,
+        Policy as Policy,
+        undo_arguments as undo_arguments,
+    )
+    from txcheck.models.sim.policies.journal import (
+        TERMINAL_PHASES as TERMINAL_PHASES,
+        JournalState as JournalState,
+        Phase as Phase,
+    )
+    from txcheck.models.sim.requests import (
+        Ack as Ack,
+        ApplyEffect as ApplyEffect,
+        BrokerSend as BrokerSend,
+        Claim as Claim,
+        Delivery as Delivery,
+        Invoke as Invoke,
+        JournalAppend as JournalAppend,
+        JournalRead as JournalRead,
+        KeyLookup as KeyLookup,
+        Lookup as Lookup,
+        MarkSeen as MarkSeen,
+        OutboxFetch as OutboxFetch,
+        OutboxMarkPublished as OutboxMarkPublished,
+        Publish as Publish,
+        Reconcile as Reconcile,
+        Request as Request,
+        ResultStatus as ResultStatus,
+        SeenCheck as SeenCheck,
+        Sleep as Sleep,
+        ToolResult as ToolResult,
+    )
+    from txcheck.models.sim.runner import (
+        Run as Run,
+        RunView as RunView,
+        Step as Step,
+    )
+    from txcheck.models.sim.services import (
+        Committed as Committed,
+        Handler as Handler,
+        Rejected as Rejected,
+        ServiceSet as ServiceSet,
+    )
+    from txcheck.models.sim.world import (
+        World as World,
+    )
+    from txcheck.models.stores.protocols import (
+        StoreBusy as StoreBusy,
+    )
+    from txcheck.scoring.api import (
+        score as score,
+    )
+    from txcheck.scoring.reading import (
+        LineError as LineError,
+    )
+    from txcheck.scoring.scorer import (
+        CaseResult as CaseResult,
+        ScoreReport as ScoreReport,
+        StrictResult as StrictResult,
+    )
+    from txcheck.scoring.summary import (
+        Summary as Summary,
+    )
+    from txcheck.testing import (
+        txcheck_testcase as txcheck_testcase,
+    )
+    from txcheck.traces.document import (
+        Trace as Trace,
+        TraceError as TraceError,
+        dumps_trace as dumps_trace,
+        load_trace as load_trace,
+        replay as replay,
+        target_of as target_of,
+        trace_of as trace_of,
+        write_trace as write_trace,
+    )
+# isort: on
+# END generated
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'txcheck' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -315,4 +409,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted([*globals(), *_MODULE_OF])
