@@ -31,7 +31,7 @@ from txcheck.exploration.kernel.context import DEFAULT_TUNING, Engine, SearchCon
 from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import execute
 from txcheck.exploration.kernel.target import Budget, Target
-from txcheck.exploration.kernel.workers import Job, Workers
+from txcheck.exploration.kernel.workers import Job
 from txcheck.exploration.spread.shipping import TargetSpec, describe, rebuild
 from txcheck.models.errors import PolicyError
 from txcheck.models.plan.proposal import Plan
@@ -205,7 +205,7 @@ def spread(
             break
     counted = [i for i in sorted(results) if cut is None or i <= cut]
     reports = [results[i].report for i in counted]
-    notes = [_where(engine.name, workers, shares, target.budget)]
+    notes = [_where(engine.name, workers.where, shares, target.budget)]
     for share in shares:
         if share.index not in results and (cut is None or share.index < cut):
             notes.append(f"share {share.index + 1} of {share.of} did not finish (interrupted)")
@@ -234,7 +234,7 @@ def spread(
     )
 
 
-def _where(engine: str, workers: Workers, shares: Sequence[Share], budget: Budget) -> str:
+def _where(engine: str, where: str, shares: Sequence[Share], budget: Budget) -> str:
     sizes = sorted({s.target.budget.max_examples for s in shares})
     each = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
     if budget.seed is not None or engine != "hypothesis":
@@ -243,7 +243,7 @@ def _where(engine: str, workers: Workers, shares: Sequence[Share], budget: Budge
         seeds = "unseeded, sharing the example database"
     else:
         seeds = "unseeded"
-    return f"spread over {workers.where}: {len(shares)} share(s) of {each} examples, {seeds}"
+    return f"spread over {where}: {len(shares)} share(s) of {each} examples, {seeds}"
 
 
 def _hypothesis_home() -> str | Path | None:
