@@ -83,22 +83,25 @@ class PortFuture(SimFuture[_T]):
 
 
 class SimTask(asyncio.Task[_T]):
-    """A task of a ``SimLoop``, hashed by its number in that loop (creation order)."""
+    """A task of a ``SimLoop``, hashed by its number in that loop. The number is drawn when
+    the task is first hashed, which is as it is made (asyncio registers every new task in a
+    weak set), so it is the creation order; no ``__init__`` of its own keeps it as cheap to
+    make as asyncio's task."""
 
-    number: int
-
-    def __init__(
-        self,
-        coro: Coroutine[Any, Any, _T] | Generator[Any, None, _T],
-        *,
-        number: int,
-        **options: Any,
-    ) -> None:
-        self.number = number  # before the base registers it in asyncio's set of all tasks
-        super().__init__(coro, **options)
+    _txcheck_number: int
 
     def __hash__(self) -> int:
-        return self.number
+        try:
+            return self._txcheck_number
+        except AttributeError:
+            loop: SimLoop = self._loop  # type: ignore[assignment]
+            number = self._txcheck_number = next(loop._numbers)
+            return number
+
+    @property
+    def number(self) -> int:
+        """This task's number in its loop (shared with the loop's futures)."""
+        return hash(self)
 
 
 def _stop_when_done(future: asyncio.Future[Any]) -> None:
@@ -379,13 +382,11 @@ class SimLoop(asyncio.AbstractEventLoop):
             if name is not None:
                 task.set_name(name)
             return task  # type: ignore[no-any-return]
-        options: dict[str, Any] = {
-            "loop": self,
-            "name": name if name is not None else f"Task-{next(self._task_names)}",
-        }
-        if context is not None:
-            options["context"] = context
-        return SimTask(coro, number=next(self._numbers), **options)
+        if name is None:
+            name = f"Task-{next(self._task_names)}"
+        if context is None:
+            return SimTask(coro, loop=self, name=name)
+        return SimTask(coro, loop=self, name=name, context=context)  # type: ignore[call-arg]
 
     def set_task_factory(self, factory: Any) -> None:
         """A factory's tasks are its own: not numbered, so sets of them iterate in memory
