@@ -228,17 +228,21 @@ def test_gather_results_and_errors() -> None:
 
 def test_wait_first_completed_and_all() -> None:
     async def main() -> Log:
-        async def value(n: int, delay: float) -> int:
-            await asyncio.sleep(delay)
+        gate = asyncio.Event()  # not a timer: asyncio's loop may fire close timers together
+
+        async def value(n: int) -> int:
+            await (asyncio.sleep(0) if n == 0 else gate.wait())
             return n
 
-        tasks = [asyncio.create_task(value(n, 0.01 * (n + 1))) for n in range(3)]
+        tasks = [asyncio.create_task(value(n)) for n in range(3)]
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         first = sorted(t.result() for t in done), len(pending)
+        timed_out = await asyncio.wait(pending, timeout=0.01)
+        gate.set()
         done, pending = await asyncio.wait(tasks, timeout=10)
-        return [first, sorted(t.result() for t in done), len(pending)]
+        return [first, [len(s) for s in timed_out], sorted(t.result() for t in done), len(pending)]
 
-    assert both(main) == [([0], 2), [0, 1, 2], 0]
+    assert both(main) == [([0], 2), [0, 2], [0, 1, 2], 0]
 
 
 def test_wait_sets_iterate_in_creation_order() -> None:
