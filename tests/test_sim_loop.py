@@ -598,12 +598,46 @@ def test_a_refusal_caught_by_the_program_still_stops_the_run() -> None:
     assert log == ["swallowed", "carried on"]
 
 
-def test_a_blocking_sleep_is_refused() -> None:
+def test_a_blocking_sleep_is_refused_even_when_caught() -> None:
+    log: Log = []
+
     async def main() -> None:
-        time.sleep(0.001)  # blocking sleep
+        try:
+            time.sleep(0.001)  # blocking sleep
+        except Exception:
+            log.append("swallowed")
+        await asyncio.sleep(0)
+        log.append("next step")
 
     assert _refused(main, "# blocking sleep").call == "time.sleep"
+    assert log == ["swallowed"]
     time.sleep(0)  # outside a run it is the real one again
+
+
+def test_another_thread_scheduling_on_the_loop_is_refused() -> None:
+    import threading  # noqa: PLC0415
+
+    errors: Log = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def intrude() -> None:
+            try:
+                loop.call_soon_threadsafe(print, "from a real thread")  # intrude
+            except SimulationError as error:
+                errors.append(error)
+
+        probe = threading.Thread(target=intrude)
+        probe.start()  # plain threads are not fenced, their calls into the loop are
+        probe.join()
+        await asyncio.sleep(0)
+
+    with pytest.raises(SimulationError) as raised:
+        sim.run(main())
+    assert raised.value is errors[0]
+    assert raised.value.call == "loop.call_soon_threadsafe"
+    assert raised.value.site == f"{HERE}:{_line_of('# intrude')}"
 
 
 # -- ambient clock and randomness ---------------------------------------------------------

@@ -36,6 +36,7 @@ from random import Random
 from types import ModuleType
 from typing import Any, Protocol
 
+from txcheck.models.errors import SimulationError
 from txcheck.sim.fences import refusal
 
 __all__ = ["RANDOM_FUNCTIONS", "Ambient", "enter", "leave"]
@@ -50,6 +51,8 @@ class Ambient(Protocol):
     entropy: Random
 
     def time(self) -> float: ...
+
+    def refuse(self, error: SimulationError) -> SimulationError: ...
 
 
 RANDOM_FUNCTIONS: tuple[str, ...] = tuple(
@@ -100,13 +103,16 @@ def _clock_ns(real: Callable[[], int], offset: bool) -> Callable[[], int]:
 
 def _sleep(real: Callable[[float], None]) -> Callable[[float], None]:
     def refused(seconds: float) -> None:
-        if _sim() is None:
+        loop = _sim()
+        if loop is None:
             return real(seconds)
-        raise refusal(
-            "time.sleep",
-            "a blocking sleep stops the whole simulation while virtual time stands "
-            "still; use await asyncio.sleep",
-            sys._getframe(1),
+        raise loop.refuse(
+            refusal(
+                "time.sleep",
+                "a blocking sleep stops the whole simulation while virtual time stands "
+                "still; use await asyncio.sleep",
+                sys._getframe(1),
+            )
         )
 
     refused.__name__ = "sleep"
