@@ -598,6 +598,26 @@ def test_a_refusal_caught_by_the_program_still_stops_the_run() -> None:
     assert log == ["swallowed", "carried on"]
 
 
+def test_a_refused_run_leaves_nothing_to_log(caplog: pytest.LogCaptureFixture) -> None:
+    """Neither the refused subtask's error nor the tasks left pending are logged when
+    freed: the refusal is the one report."""
+    import gc  # noqa: PLC0415
+
+    async def sub() -> None:
+        await asyncio.sleep(0)
+        await asyncio.get_running_loop().getaddrinfo("example.com", 80)  # in a subtask
+
+    async def main() -> None:
+        left = asyncio.create_task(asyncio.sleep(100))
+        await asyncio.create_task(sub())
+        assert left.done()  # never reached: left stays pending
+
+    with caplog.at_level("DEBUG"):
+        _refused(main, "# in a subtask")
+        gc.collect()
+    assert caplog.records == []
+
+
 def test_a_blocking_sleep_is_refused_even_when_caught() -> None:
     log: Log = []
 

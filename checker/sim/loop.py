@@ -277,9 +277,15 @@ class SimLoop(asyncio.AbstractEventLoop):
         return self._closed
 
     def close(self) -> None:
-        """Drop what is scheduled; the loop can no longer run."""
+        """Drop what is scheduled; the loop can no longer run. Tasks still pending are
+        abandoned without a word (a refused or blocked run leaves some): asyncio would log
+        each as destroyed while pending when it is freed."""
         if self._thread is not None:
             raise RuntimeError("Cannot close a running event loop")
+        if self._closed:
+            return
+        for task in asyncio.all_tasks(self):
+            task._log_destroy_pending = False  # type: ignore[attr-defined]
         self._closed = True
         self._ready.clear()
         self._timers.clear()
@@ -519,8 +525,16 @@ class SimLoop(asyncio.AbstractEventLoop):
             handle._run()
             ran += 1
             if self._refused is not None:
+                self._settle_refused(handle)
                 raise self._refused
         return ran
+
+    def _settle_refused(self, handle: asyncio.Handle) -> None:
+        """The task whose step hit a fence ended with the refusal; the loop raises it, so
+        mark it seen (asyncio would log it as never retrieved when the task is freed)."""
+        task = getattr(handle._callback, "__self__", None)  # type: ignore[attr-defined]
+        if isinstance(task, asyncio.Future) and task.done() and not task.cancelled():
+            task.exception()
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
