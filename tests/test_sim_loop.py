@@ -491,6 +491,40 @@ def test_a_port_future_blocks_until_the_checker_resolves_it() -> None:
     loop.close()
 
 
+def test_a_checker_chooses_whether_a_reply_beats_the_timeout() -> None:
+    """The choice behind a late commit: ``wait_for(port call, 5)`` either gets its reply
+    or times out, as the checker decides; on a timeout the port future is cancelled."""
+
+    def explore(reply_first: bool) -> Log:
+        loop = SimLoop()
+        log: Log = []
+
+        async def call_tool() -> None:
+            port = loop.create_port_future("payments.charge")
+            try:
+                log.append(("ok", await asyncio.wait_for(port, 5), loop.time()))
+            except asyncio.TimeoutError:
+                log.append(("timed out", loop.time()))
+
+        task = loop.create_task(call_tool())
+        loop.run_until_blocked()
+        (port,) = loop.pending_ports()
+        assert loop.next_timer() == 5.0
+        if reply_first:
+            loop.advance_to(2.0)  # the reply takes two virtual seconds
+            port.set_result("receipt")
+        else:
+            loop.advance_to(5.0)  # the timeout fires first
+        loop.run_until_blocked()
+        assert task.done() and loop.pending_ports() == ()
+        log.append(("port cancelled", port.cancelled()))
+        loop.close()
+        return log
+
+    assert explore(True) == [("ok", "receipt", 2.0), ("port cancelled", False)]
+    assert explore(False) == [("timed out", 5.0), ("port cancelled", True)]
+
+
 def test_a_run_blocked_on_a_port_names_it_instead_of_hanging() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -18,8 +18,9 @@ other thread, and the process outside a run, get the real functions. The attribu
 swapped in when the first loop starts running and restored when the last one stops.
 
 Not covered: names bound before the run (``from time import monotonic``,
-``from random import random``), ``datetime.now()``, ``random.SystemRandom`` and ``secrets``
-(they read the machine in C or through their own bound references).
+``from random import random``), ``datetime.now()``, a ``random.Random()`` made without a
+seed, ``random.SystemRandom`` and ``secrets`` (they read the machine in C or through their
+own bound references).
 """
 
 from __future__ import annotations
