@@ -256,6 +256,18 @@ def test_wait_sets_iterate_in_creation_order() -> None:
     assert sim.run(main()) == list(range(40))
 
 
+def test_futures_and_tasks_share_one_count_in_creation_order() -> None:
+    loop = SimLoop()
+    future = loop.create_future()
+    task = loop.create_task(asyncio.sleep(0))
+    port = loop.create_port_future("journal.read")
+    assert [future.number, task.number, port.number] == [1, 2, 3]  # type: ignore[attr-defined]
+    assert list({port, task, future}) == [future, task, port]  # a set iterates by number
+    assert repr(port) == "<PortFuture #3 'journal.read' pending>"
+    loop.run_until_blocked()
+    loop.close()
+
+
 def test_queue_producer_consumer() -> None:
     async def main() -> Log:
         log: Log = []

@@ -60,16 +60,32 @@ EPOCH = 1_767_225_600.0
 
 logger = logging.getLogger("txcheck.sim")
 
-_PY311 = sys.version_info >= (3, 11)
 
+class _Numbered:
+    """Hashed by a number drawn from the loop's count on first hash, so sets of these
+    iterate in an order fixed by the program, not by memory addresses. The loop numbers
+    its futures as it makes them; a task is numbered as asyncio registers it in its weak
+    set of tasks, which is as it is made. No ``__init__`` of its own keeps a task as cheap
+    to make as asyncio's."""
 
-class SimFuture(asyncio.Future[_T]):
-    """A future of a ``SimLoop``, hashed by its number in that loop (creation order)."""
-
-    number: int
+    _txcheck_number: int
 
     def __hash__(self) -> int:
-        return self.number
+        try:
+            return self._txcheck_number
+        except AttributeError:
+            loop: SimLoop = self._loop  # type: ignore[attr-defined]
+            number = self._txcheck_number = next(loop._numbers)
+            return number
+
+    @property
+    def number(self) -> int:
+        """This task's or future's number in its loop (one count for both)."""
+        return hash(self)
+
+
+class SimFuture(_Numbered, asyncio.Future[_T]):
+    """A future of a ``SimLoop``, numbered as it is made."""
 
 
 class PortFuture(SimFuture[_T]):
@@ -82,26 +98,8 @@ class PortFuture(SimFuture[_T]):
         return f"<PortFuture #{self.number} {self.label!r} {self._state.lower()}>"
 
 
-class SimTask(asyncio.Task[_T]):
-    """A task of a ``SimLoop``, hashed by its number in that loop. The number is drawn when
-    the task is first hashed, which is as it is made (asyncio registers every new task in a
-    weak set), so it is the creation order; no ``__init__`` of its own keeps it as cheap to
-    make as asyncio's task."""
-
-    _txcheck_number: int
-
-    def __hash__(self) -> int:
-        try:
-            return self._txcheck_number
-        except AttributeError:
-            loop: SimLoop = self._loop  # type: ignore[assignment]
-            number = self._txcheck_number = next(loop._numbers)
-            return number
-
-    @property
-    def number(self) -> int:
-        """This task's number in its loop (shared with the loop's futures)."""
-        return hash(self)
+class SimTask(_Numbered, asyncio.Task[_T]):
+    """A task of a ``SimLoop``, numbered as it is made."""
 
 
 def _stop_when_done(future: asyncio.Future[Any]) -> None:
@@ -203,7 +201,7 @@ class SimLoop(asyncio.AbstractEventLoop):
         (resolved, or cancelled by its awaiter)."""
         self._check_closed()
         future: PortFuture[Any] = PortFuture(loop=self)
-        future.number = next(self._numbers)
+        future._txcheck_number = next(self._numbers)
         future.label = label
         self._ports.append(future)
         return future
@@ -369,7 +367,7 @@ class SimLoop(asyncio.AbstractEventLoop):
 
     def create_future(self) -> asyncio.Future[Any]:
         future: SimFuture[Any] = SimFuture(loop=self)
-        future.number = next(self._numbers)
+        future._txcheck_number = next(self._numbers)
         return future
 
     def create_task(
