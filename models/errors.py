@@ -14,6 +14,7 @@ __all__ = [
     "ProposalFormatError",
     "ServiceError",
     "ServiceStuck",
+    "SimulationError",
     "StoreError",
     "TxcheckError",
     "UnknownNameError",
@@ -135,6 +136,23 @@ class InvariantError(UserCodeError):
 
 class InvariantStuck(InvariantError, UserCodeStuck):
     """A user's invariant ran past its time limit without returning."""
+
+
+class SimulationError(UserCodeError):
+    """Code running on txcheck's simulated event loop (``txcheck.sim``) reached for the real
+    world (a thread, a socket, a subprocess, a signal, a file descriptor, a blocking sleep),
+    or the simulation cannot go on (nothing is ready, no timer is due, and only a checker
+    could resolve what is awaited). A run that depended on the real world would not replay,
+    so it is refused rather than run: the CLI exits 2.
+
+    ``call`` names what was refused (``loop.run_in_executor``) and ``site`` the caller's
+    ``file:line`` outside asyncio and txcheck (``None`` when no such frame was found).
+    """
+
+    def __init__(self, message: str, *, call: str = "", site: str | None = None) -> None:
+        self.call = call
+        self.site = site
+        super().__init__(message)
 
 
 class ControlFlow(BaseException):

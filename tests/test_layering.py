@@ -124,6 +124,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "txcheck.exploration.spread",
         "txcheck.exploration.usercode",
     ),
+    "txcheck.sim": ("txcheck.models.errors",),
 }
 
 
@@ -134,6 +135,8 @@ def _room(module: str) -> str:
     if parts[:2] == ["txcheck", "models"]:
         sub = parts[2] if len(parts) > 3 and parts[2] in {"plan", "sim", "stores"} else "base"
         return f"txcheck.models.{sub}"
+    if parts[:2] == ["txcheck", "sim"]:
+        return "txcheck.sim"
     return ".".join(parts[:3])
 
 
@@ -145,6 +148,8 @@ def _crosses(room: str, name: str) -> bool:
 
 
 def _room_modules(room: str) -> list[tuple[Path, str]]:
+    if room == "txcheck.sim":
+        return [(path, room) for path in sorted((ROOT / "checker/sim").rglob("*.py"))]
     package, _, rest = room.rpartition(".")
     base = ROOT / ("models" if package == "txcheck.models" else "checker/exploration") / rest
     return [(path, room) for path in sorted(base.rglob("*.py"))]
@@ -171,6 +176,37 @@ def test_the_room_check_catches_an_arrow_back_up(tmp_path: Path) -> None:
     assert _crosses("txcheck.exploration.kernel", name)
     assert _crosses("txcheck.models.plan", "txcheck.models.sim.world")
     assert not _crosses("txcheck.models.sim", "txcheck.models.plan.contract")
+    assert _crosses("txcheck.sim", "txcheck.exploration.kernel.session")
+    assert _crosses("txcheck.sim", "txcheck.models.sim.world")
+    assert not _crosses("txcheck.sim", "txcheck.models.errors")
+
+
+def test_the_simulated_loop_imports_only_the_standard_library_attrs_and_errors() -> None:
+    """``txcheck.sim`` runs under every engine and in workers: it must not pull in
+    Hypothesis, rich, an engine or the rest of txcheck (issue 24)."""
+    outside = [
+        f"{path.relative_to(ROOT)}:{line}: import {name}"
+        for path in sorted((ROOT / "checker/sim").rglob("*.py"))
+        for line, name in _imports(path)
+        if name.split(".")[0] not in {*sys.stdlib_module_names, "attrs", "txcheck"}
+        or (
+            name.startswith("txcheck")
+            and not name.startswith(("txcheck.sim", "txcheck.models.errors"))
+        )
+    ]
+    assert outside == []
+    script = "import json, sys, txcheck.sim\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert [m for m in loaded if m.split(".")[0] in LIBRARIES] == []
+    assert [
+        m
+        for m in loaded
+        if m.startswith("txcheck.") and not m.startswith(("txcheck.sim", "txcheck.models"))
+    ] == []
 
 
 def test_only_the_search_module_of_exploration_knows_the_scenario_catalog() -> None:

@@ -1,0 +1,196 @@
+"""Seeded, virtual stand-ins for the clock and randomness that code reaches without the loop.
+
+While a ``SimLoop`` runs (and was made with ``virtual=True``, the default), these module
+attributes answer from the loop instead of the machine:
+
+- ``time.monotonic``, ``time.perf_counter`` (and their ``_ns`` forms): ``loop.time()``;
+- ``time.time`` (and ``time_ns``): ``loop.epoch + loop.time()``;
+- the functions of the ``random`` module (``random.random``, ``randint``, ``choice``,
+  ``shuffle``, ``seed``, ...): the loop's own ``random.Random(seed)``;
+- ``uuid.uuid4`` and ``os.urandom``: bytes from a second generator seeded from the same seed;
+- ``time.sleep`` is refused (``SimulationError``): it would block the one thread the whole
+  simulation runs on while virtual time stands still; use ``await asyncio.sleep``.
+
+Virtual rather than refused, because ordinary orchestration code stamps times, jitters its
+backoff and mints ids, and a checker should run it unchanged. The stand-ins answer from the
+loop only in the thread that is running a ``SimLoop`` (they look up the running loop); any
+other thread, and the process outside a run, get the real functions. The attributes are
+swapped in when the first loop starts running and restored when the last one stops.
+
+Not covered: names bound before the run (``from time import monotonic``,
+``from random import random``), ``datetime.now()``, a ``random.Random()`` made without a
+seed, ``random.SystemRandom`` and ``secrets`` (they read the machine in C or through their
+own bound references).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+import uuid
+from asyncio import events
+from collections.abc import Callable
+from random import Random
+from types import ModuleType
+from typing import Any, Protocol
+
+from txcheck.models.errors import SimulationError
+from txcheck.sim.fences import refusal
+
+__all__ = ["RANDOM_FUNCTIONS", "Ambient", "enter", "leave"]
+
+
+class Ambient(Protocol):
+    """What the stand-ins read from the running loop (``SimLoop`` provides it)."""
+
+    txcheck_virtual: bool
+    epoch: float
+    random: Random
+    entropy: Random
+
+    def time(self) -> float: ...
+
+    def refuse(self, error: SimulationError) -> SimulationError: ...
+
+
+RANDOM_FUNCTIONS: tuple[str, ...] = tuple(
+    sorted(
+        name
+        for name in dir(random)
+        if not name.startswith("_")
+        and getattr(getattr(random, name), "__self__", None) is getattr(random, "_inst", None)
+    )
+)
+"""The ``random`` module's functions: bound methods of its hidden shared instance."""
+
+_lock = threading.Lock()
+_depth = 0
+_saved: list[tuple[ModuleType, str, Any, Any]] = []
+
+
+def _sim() -> Ambient | None:
+    """The ``SimLoop`` running in this thread, if it wants virtual ambient values."""
+    loop = events._get_running_loop()
+    return loop if getattr(loop, "txcheck_virtual", False) else None  # type: ignore[return-value]
+
+
+def _clock(real: Callable[[], float], offset: bool) -> Callable[[], float]:
+    def virtual() -> float:
+        loop = _sim()
+        if loop is None:
+            return real()
+        return loop.epoch + loop.time() if offset else loop.time()
+
+    virtual.__name__ = real.__name__
+    virtual.__doc__ = f"Virtual under txcheck.sim: {real.__doc__}"
+    return virtual
+
+
+def _clock_ns(real: Callable[[], int], offset: bool) -> Callable[[], int]:
+    def virtual() -> int:
+        loop = _sim()
+        if loop is None:
+            return real()
+        seconds = loop.epoch + loop.time() if offset else loop.time()
+        return round(seconds * 1_000_000_000)
+
+    virtual.__name__ = real.__name__
+    virtual.__doc__ = f"Virtual under txcheck.sim: {real.__doc__}"
+    return virtual
+
+
+def _sleep(real: Callable[[float], None]) -> Callable[[float], None]:
+    def refused(seconds: float) -> None:
+        loop = _sim()
+        if loop is None:
+            return real(seconds)
+        raise loop.refuse(
+            refusal(
+                "time.sleep",
+                "a blocking sleep stops the whole simulation while virtual time stands "
+                "still; use await asyncio.sleep",
+                sys._getframe(1),
+            )
+        )
+
+    refused.__name__ = "sleep"
+    return refused
+
+
+def _random(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    def seeded(*args: Any, **kwargs: Any) -> Any:
+        loop = _sim()
+        if loop is None:
+            return real(*args, **kwargs)
+        return getattr(loop.random, name)(*args, **kwargs)
+
+    seeded.__name__ = name
+    seeded.__doc__ = f"Seeded by the loop under txcheck.sim: {real.__doc__}"
+    return seeded
+
+
+def _uuid4(real: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
+    def seeded() -> uuid.UUID:
+        loop = _sim()
+        if loop is None:
+            return real()
+        return uuid.UUID(bytes=loop.entropy.randbytes(16), version=4)
+
+    seeded.__name__ = "uuid4"
+    return seeded
+
+
+def _urandom(real: Callable[[int], bytes]) -> Callable[[int], bytes]:
+    def seeded(size: int) -> bytes:
+        loop = _sim()
+        if loop is None:
+            return real(size)
+        return loop.entropy.randbytes(size)
+
+    seeded.__name__ = "urandom"
+    return seeded
+
+
+def _replacements() -> list[tuple[ModuleType, str, Any]]:
+    swaps: list[tuple[ModuleType, str, Any]] = [
+        (time, "monotonic", _clock(time.monotonic, False)),
+        (time, "perf_counter", _clock(time.perf_counter, False)),
+        (time, "time", _clock(time.time, True)),
+        (time, "monotonic_ns", _clock_ns(time.monotonic_ns, False)),
+        (time, "perf_counter_ns", _clock_ns(time.perf_counter_ns, False)),
+        (time, "time_ns", _clock_ns(time.time_ns, True)),
+        (time, "sleep", _sleep(time.sleep)),
+        (uuid, "uuid4", _uuid4(uuid.uuid4)),
+        (os, "urandom", _urandom(os.urandom)),
+    ]
+    swaps.extend((random, name, _random(name, getattr(random, name))) for name in RANDOM_FUNCTIONS)
+    return swaps
+
+
+def enter() -> None:
+    """Swap the stand-ins in (the first of nested or concurrent runs does it)."""
+    global _depth  # noqa: PLW0603  (one process-wide count of running loops)
+    with _lock:
+        _depth += 1
+        if _depth > 1:
+            return
+        for module, name, stand_in in _replacements():
+            _saved.append((module, name, getattr(module, name), stand_in))
+            setattr(module, name, stand_in)
+
+
+def leave() -> None:
+    """Restore the real functions when the last running loop stops. An attribute someone
+    else replaced meanwhile (a test's monkeypatch) is left as they set it."""
+    global _depth  # noqa: PLW0603
+    with _lock:
+        _depth -= 1
+        if _depth > 0:
+            return
+        for module, name, real, stand_in in reversed(_saved):
+            if getattr(module, name) is stand_in:
+                setattr(module, name, real)
+        _saved.clear()
