@@ -33,7 +33,7 @@ from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
 from txcheck.report.build import html_report
 from txcheck.traces.document import dumps_trace, load_trace, target_of, trace_of
-from txcheck.traces.replaying import replay_exact
+from txcheck.traces.replaying import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = ROOT / "examples" / "proposals" / "valid_openai_chat.json"
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     command = replay_command(str(trace_path), policy=POLICY)
 
     def report() -> str:
-        run = replay_exact(trace, replay_target)
+        run = replay(trace, replay_target)
         return html_report(run, target=replay_target, document=trace.document, replay=command)
 
     page = report()
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         (folder / "bench-report.html").write_text(page, encoding="utf-8")
     else:
         trace_path.unlink()
-    replay_cpu = _median_cpu(lambda: replay_exact(trace, replay_target), args.runs)
+    replay_cpu = _median_cpu(lambda: replay(trace, replay_target), args.runs)
     report_cpu = _median_cpu(report, args.runs)
     failures = ", ".join(f.name for f in execution.failures) or "none"
     print(

@@ -131,12 +131,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Trace",
         "TraceError",
         "load_trace",
-        "replay",
         "target_of",
         "trace_of",
         "dumps_trace",
         "write_trace",
     ),
+    "txcheck.traces.replaying": ("replay",),
     "txcheck.testing": ("txcheck_testcase",),
     # checking a durable store of your own (docs/stores.md)
     "txcheck.conformance": ("conform", "Conformance", "Mismatch"),
@@ -390,10 +390,12 @@ if TYPE_CHECKING:
         TraceError as TraceError,
         dumps_trace as dumps_trace,
         load_trace as load_trace,
-        replay as replay,
         target_of as target_of,
         trace_of as trace_of,
         write_trace as write_trace,
+    )
+    from txcheck.traces.replaying import (
+        replay as replay,
     )
 # isort: on
 # END generated

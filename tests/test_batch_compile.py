@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from txcheck.importers.bfcl import bfcl_cases
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan import rust_engine, schema_check, schema_walk, tool_schema
 from txcheck.models.plan.contract_loader import parse_contract
 from txcheck.models.plan.proposal_parser import parse_proposal
@@ -104,7 +105,7 @@ def test_verdicts_are_the_same_with_and_without_the_fast_road(
     text = "\n".join(json.dumps(c) for c in [*cases, broken])
     fast = score_file(None, parse_cases(text, source="t")).to_json()
     monkeypatch.setattr(rust_engine, "_LOADED", [None])  # as without jsonschema-rs
-    monkeypatch.setattr(tool_schema, "_SEEN", {})
+    monkeypatch.setattr(tool_schema, "_SEEN", IdentityMemo())
     monkeypatch.setattr(tool_schema, "_PASSED", set())
     slow = score_file(None, parse_cases(text, source="t")).to_json()
     assert fast == slow

@@ -11,8 +11,9 @@ import pytest
 from tests.checkout_runs import CONTRACT, FIXTURE, PLAN, policy
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.sim.choices import TOOL_OUTCOMES as OUTCOMES
+from txcheck.models.sim.choices import Outcome
 from txcheck.models.sim.idempotency import DEFAULT_TTL, IdempotencyStore
-from txcheck.models.sim.requests import Invoke, ToolResult
+from txcheck.models.sim.requests import BrokerSend, Invoke, Publish, ToolResult
 from txcheck.models.sim.world import PendingCall, World
 
 
@@ -276,6 +277,20 @@ def test_dual_write_mode_leaves_the_event_to_the_caller() -> None:
     assert "ord_1" in w.state["checkout"]["orders"]
     assert w.outbox == [] and w.broker == []
     assert [e["id"] for e in result.events] == ["evt_1"]
+
+
+@pytest.mark.parametrize("kind", [Publish, BrokerSend])
+def test_a_publish_and_a_relay_send_reach_the_broker_alike(kind: type[Publish]) -> None:
+    event = {"id": "evt_9", "type": "order.created"}
+    request = kind(event=event)
+    assert kind.faults == (Outcome.DUPLICATE,)
+    assert request.summary() == {"kind": kind.__name__, "event": "evt_9"}
+    w = world(outbox=False)
+    assert request.perform(w, "orchestrator-1", Outcome.DUPLICATE) == (None, {})
+    assert [(d["delivery_id"], d["event"]) for d in w.broker] == [("d_1", event), ("d_2", event)]
+    assert request.perform(w, "orchestrator-1", Outcome.OK) == (None, {})
+    assert len(w.broker) == 3
+    assert Publish(event=event) != BrokerSend(event=event)  # two kinds, told apart by traces
 
 
 @pytest.mark.parametrize(("name", "outbox"), [("guarded", True), ("naive", False)])

@@ -37,6 +37,8 @@ from txcheck import (
     explore,
 )
 from txcheck.exploration.engines.auto import ENGINES
+from txcheck.exploration.kernel.context import SearchContext
+from txcheck.exploration.kernel.report import EngineReport, Tally
 from txcheck.exploration.kernel.target import Deadline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,3 +253,37 @@ def test_the_api_page_example_runs() -> None:
     verdict = namespace["verdict"]
     assert verdict.outcome == "pass"  # type: ignore[attr-defined]
     assert verdict.bound == "exhaustive to 1 deviation on all 17 plan sets"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_each_engine_reports_what_its_tally_counted(name: str) -> None:
+    context = SearchContext()
+    target = Target(
+        policy=builtin_policy("guarded"),
+        plans=((PLAN,),),
+        bounds=Bounds(max_faults=1),
+        budget=Budget(seed=0, database=None, max_examples=5),
+    )
+    report = ENGINES[name]().explore(target, context)
+    assert report.engine == name and report.runs > 0
+    assert (report.runs, report.steps, report.writes) == (
+        context.tally.runs,
+        context.tally.steps,
+        context.tally.writes,
+    )
+    assert report.coverage == context.tally.coverage() and report.seconds > 0
+
+
+def test_a_tallied_report_keeps_the_fields_only_some_engines_fill() -> None:
+    tally = Tally(runs=3, steps=7, writes=2)
+    tally.deviation("crash")
+    report = EngineReport.tallied("x", tally, started=0.0, notes=["n"], states=5, bound=2)
+    assert (report.runs, report.steps, report.writes, report.states, report.bound) == (
+        3,
+        7,
+        2,
+        5,
+        2,
+    )
+    assert report.coverage == tally.coverage() and report.notes == ("n",)
+    assert report.seconds > 0 and report.counterexample is None

@@ -17,7 +17,8 @@ from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import Guarded
-from txcheck.traces.document import load_trace, replay, target_of, translate_deviations
+from txcheck.traces.document import load_trace, target_of, translate_deviations
+from txcheck.traces.replaying import replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant

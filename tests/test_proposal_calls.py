@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from txcheck.models.errors import ProposalFormatError
 from txcheck.models.plan import proposal_parser
 from txcheck.models.plan.proposal import plan_to_json
+from txcheck.models.plan.proposal_calls import MISSING, Found
 from txcheck.models.plan.proposal_parser import parse_proposal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,3 +110,26 @@ def test_example_proposals_read_alike(path: Path) -> None:
 @given(_proposals())
 def test_generated_proposals_read_alike(doc: Any) -> None:
     assert _outcome(doc) == _without_readers(doc)
+
+
+def test_a_found_call_keeps_left_out_arguments_as_none() -> None:
+    found = Found.of(None, "get_order", MISSING, (None, "the call has no 'arguments'"))
+    assert found == (None, "get_order", None, None, "the call has no 'arguments'", ())
+    given_ = Found.of("c1", "get_order", "{}", ({}, None), ("c0",))
+    assert given_ == ("c1", "get_order", "{}", {}, None, ("c0",))
+
+
+@pytest.mark.parametrize(
+    ("call", "where"),
+    [
+        ({"id": 7, "depends_on": "c"}, "$.tool_calls[0].id"),
+        ({"id": "c1", "depends_on": "c"}, "$.tool_calls[0].depends_on"),
+    ],
+)
+def test_a_call_read_the_long_way_reports_its_id_before_its_depends_on(
+    call: dict[str, Any], where: str
+) -> None:
+    item = {"type": "function", "function": {"name": "get_order", "arguments": "{}"}, **call}
+    with pytest.raises(ProposalFormatError) as caught:
+        parse_proposal({"role": "assistant", "tool_calls": [item]})
+    assert where in str(caught.value)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import txcheck
 from tests.strategies import checkout_calls
 from txcheck.cli import main
 from txcheck.cli.cmd_replay import ReplayReport, replay_trace, shared_plans
@@ -20,6 +21,7 @@ from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
+from txcheck.traces import replaying
 from txcheck.traces.document import dumps_trace, load_trace, target_of, trace_of, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,6 +162,16 @@ def test_the_same_plan_twice_stays_one_plan() -> None:
     assert first is second
     other = shared_plans([PLAN, Plan.of(*checkout_calls("ord_2"))])
     assert other[0] is not other[1]
+
+
+def test_the_public_replay_is_the_cli_replay_and_keeps_a_plan_twice_one(tmp_path: Path) -> None:
+    trace = load_trace(_write(tmp_path / "twice.json", "guarded", [PLAN, PLAN], LOST))
+    target = target_of(trace, builtin_policy("guarded"), invariants=DEFAULT_INVARIANTS)
+    execution = txcheck.replay(trace, target)
+    assert txcheck.replay is replaying.replay
+    assert execution.plans[0] is execution.plans[1]  # as in the run that was recorded
+    assert replaying.first_difference(trace, execution) is None
+    assert [s.choice for s in execution.steps] == list(trace.choices)
 
 
 def test_the_committed_pytest_example_trace_reproduces(

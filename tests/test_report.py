@@ -26,7 +26,7 @@ from txcheck.report.diagram import sequence_svg
 from txcheck.report.steps import step_views
 from txcheck.traces.document import content_digest, load_trace, target_of
 from txcheck.traces.json_diff import json_diff
-from txcheck.traces.replaying import replay_exact
+from txcheck.traces.replaying import replay
 
 
 @pytest.fixture(scope="module")
@@ -460,7 +460,7 @@ def test_each_step_diff_is_the_json_diff_of_whole_snapshots(
     ``json_diff`` of the whole world before and after each step."""
     trace = load_trace(traces[kind])
     target = target_of(trace, builtin_policy(trace.policy), policy_name=trace.policy)
-    execution = replay_exact(trace, target)
+    execution = replay(trace, target)
     views = step_views(execution, target)
     run = target.run(execution.plans)
     before = run.world.snapshot()

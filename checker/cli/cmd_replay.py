@@ -39,7 +39,7 @@ from txcheck.traces.document import Trace, load_trace, target_of
 from txcheck.traces.replaying import (
     Translated,
     first_difference,
-    replay_exact,
+    replay,
     replay_faults,
     shared_plans,
 )
@@ -84,7 +84,7 @@ def replay_trace(
     target = target_of(trace, loaded.policy, policy_name=loaded.spec)
     if translate:
         return replay_faults(trace, target).execution
-    return replay_exact(trace, target)
+    return replay(trace, target)
 
 
 def _names(violations: Sequence[Any]) -> list[str]:
@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     target = trusted_target(trace, args)
     policy = args.policy or trace.policy
     same_policy = args.policy is None or args.policy == trace.policy
-    execution = replay_exact(trace, target)
+    execution = replay(trace, target)
     faults = None
     difference = None
     if same_policy:

@@ -53,9 +53,9 @@ def _comparison(trace: Any, recorded: Any, other: Any) -> list[str]:
     """The comparison section: ``trace`` replayed under the ``other`` target, as ``replay
     --policy`` does (the recorded choices, else the recorded faults in its own run)."""
     from txcheck.report.compare import comparison_section
-    from txcheck.traces.replaying import replay_exact, replay_faults
+    from txcheck.traces.replaying import replay, replay_faults
 
-    execution = replay_exact(trace, other)
+    execution = replay(trace, other)
     faults = None
     if execution.divergence is not None and not execution.failures and execution.error is None:
         translated = replay_faults(trace, other)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from txcheck.report.build import html_report
     from txcheck.report.output import check_report_path, write_report
     from txcheck.traces.document import load_trace
-    from txcheck.traces.replaying import first_difference, replay_exact
+    from txcheck.traces.replaying import first_difference, replay
 
     check_report_path(args.html, force=args.force)  # before any work, not after it
     trace = load_trace(args.trace)
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     other_policy = args.policy
     args.policy = None  # the page's run is the recorded one, under the recorded policy
     target = trusted_target(trace, args)
-    execution = replay_exact(trace, target)
+    execution = replay(trace, target)
     difference = first_difference(trace, execution)
     if difference is not None:
         raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)

@@ -3,8 +3,9 @@
 A trace embeds the contract, the world fixture and the plans, then lists one entry per
 choice the checker made (actor, action, outcome, the request and what was observed), and
 the violations. No timestamps, no absolute paths, sorted keys: the same run writes the
-same bytes. Replay feeds the recorded choices back through the one runner; under another
-policy it reports the first step where the recorded choice is no longer possible.
+same bytes. Replaying one (``txcheck.traces.replaying.replay``) feeds the recorded choices
+back through the one runner; under another policy ``first_difference`` reports the first
+step where the recorded choice is no longer possible.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import attrs
 
 from txcheck.exploration.kernel.schedule import Deviation
-from txcheck.exploration.kernel.session import Execution, execute
+from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.canonical import canonical_json, printable_json
 from txcheck.models.errors import InputError
@@ -45,7 +46,6 @@ __all__ = [
     "dumps_trace",
     "is_trace_file",
     "load_trace",
-    "replay",
     "target_of",
     "trace_of",
     "translate_deviations",
@@ -242,11 +242,6 @@ def _names(document: Mapping[str, Any], key: str, source: str) -> tuple[str, ...
 def target_of(trace: Trace, policy: Policy, **settings: Any) -> Target:
     """The target a trace describes (its contract and world), under ``policy``."""
     return Target(policy=policy, contract=trace.contract, fixture=trace.fixture, **settings)
-
-
-def replay(trace: Trace, target: Target) -> Execution:
-    """Re-execute the recorded choices under ``target`` (the recorded policy or another)."""
-    return execute(target, trace.plans, choices=trace.choices, settle=trace.settles)
 
 
 def translate_deviations(document: Mapping[str, Any]) -> list[Deviation]:

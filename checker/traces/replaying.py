@@ -34,7 +34,7 @@ __all__ = [
     "Translated",
     "check_trust",
     "first_difference",
-    "replay_exact",
+    "replay",
     "replay_faults",
     "rerun_difference",
     "shared_plans",
@@ -81,8 +81,10 @@ def check_trust(
             )
 
 
-def replay_exact(trace: Trace, target: Target) -> Execution:
-    """The recorded choices, in order, under ``target``."""
+def replay(trace: Trace, target: Target) -> Execution:
+    """Re-execute the recorded choices, in order, under ``target`` (the recorded policy or
+    another; ``first_difference`` says where the run stops being the recorded one). Plans
+    recorded twice are one plan again, as they were in the run."""
     return execute(target, shared_plans(trace.plans), choices=trace.choices, settle=trace.settles)
 
 

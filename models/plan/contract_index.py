@@ -9,11 +9,11 @@ on identity, like ``compile_contract``: contracts compare by value, not by schem
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 
 import attrs
 
+from txcheck.models.memo import WeakIdentityMemo
 from txcheck.models.plan.contract import Contract, Workflow
 
 __all__ = ["ContractIndex", "contract_index"]
@@ -87,21 +87,9 @@ def _shared(
     return {name: one.setdefault(found, found) for name, found in workflows.items()}
 
 
-_CACHE: dict[int, tuple[weakref.ref[Contract], ContractIndex]] = {}
+_INDEXES: WeakIdentityMemo[Contract, ContractIndex] = WeakIdentityMemo()
 
 
 def contract_index(contract: Contract) -> ContractIndex:
     """The index of ``contract``, built on first use and kept while the contract lives."""
-    key = id(contract)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is contract:
-        return hit[1]
-    index = ContractIndex.build(contract)
-
-    def forget(ref: weakref.ref[Contract], key: int = key) -> None:
-        entry = _CACHE.get(key)
-        if entry is not None and entry[0] is ref:
-            del _CACHE[key]
-
-    _CACHE[key] = (weakref.ref(contract, forget), index)
-    return index
+    return _INDEXES.one(contract, ContractIndex.build)

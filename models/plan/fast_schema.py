@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.rust_engine import engine
 from txcheck.models.plan.schema_regex import pattern_problem
 from txcheck.models.plan.schema_walk import APPLICATORS, walk
@@ -66,18 +67,10 @@ def schema_is_safe(schema: Any) -> bool:
     """Whether both validators read ``schema`` the same way (see the module docstring).
     The answer for a schema object asked about lately is remembered (by identity: a tool's
     schema is asked about when its contract is read and again when its check is built)."""
-    seen = _SAFE_SEEN.get(id(schema))
-    if seen is not None and seen[0] is schema:
-        return seen[1]
-    safe = _is_safe(schema)
-    if len(_SAFE_SEEN) >= _SAFE_LIMIT:
-        del _SAFE_SEEN[next(iter(_SAFE_SEEN))]
-    _SAFE_SEEN[id(schema)] = (schema, safe)  # the object held: its id is not reused
-    return safe
+    return _SAFE_SEEN.one(schema, _is_safe)
 
 
-_SAFE_SEEN: dict[int, tuple[Any, bool]] = {}
-_SAFE_LIMIT = 256
+_SAFE_SEEN: IdentityMemo[bool] = IdentityMemo(limit=256)
 
 
 def _is_safe(schema: Any) -> bool:

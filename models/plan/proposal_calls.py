@@ -43,6 +43,20 @@ class Found(NamedTuple):
     json_error: str | None
     depends_on: tuple[str, ...]
 
+    @classmethod
+    def of(
+        cls,
+        call_id: str | None,
+        name: str,
+        raw: Any,
+        parsed: tuple[dict[str, Any] | None, str | None],
+        depends_on: tuple[str, ...] = (),
+    ) -> Found:
+        """The call as every vendor reading builds it: ``raw`` is the arguments as given
+        (``MISSING`` when left out, kept as None), ``parsed`` their object and error."""
+        arguments, error = parsed
+        return cls(call_id, name, None if raw is MISSING else raw, arguments, error, depends_on)
+
 
 def arguments_string(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """OpenAI ``arguments``: a string holding a strict-JSON object."""
@@ -130,16 +144,14 @@ def _found(
     arguments as given (``MISSING`` when left out), ``parsed`` their object and error."""
     if call_id is not None and type(call_id) is not str:
         return None
-    arguments, error = parsed
-    if raw is MISSING:
-        raw = None
     if call_id is None:
-        return Found(call_id, name, raw, arguments, error, ())
+        return Found.of(None, name, raw, parsed)
+    arguments, error = parsed
     return Call(
         id=call_id,
         name=name,
         index=index,
-        raw_arguments=raw,
+        raw_arguments=None if raw is MISSING else raw,
         arguments=arguments,
         json_error=error,
     )

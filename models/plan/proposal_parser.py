@@ -268,16 +268,8 @@ def _chat(message: dict[str, Any], path: _Path, reading: _Reading) -> None:
         function = _object(call["function"], function_path, "'function'")
         name = _str(function.get("name", MISSING), (*function_path, "name"), "'name'")
         raw = function.get("arguments", MISSING)
-        arguments, error = arguments_string(raw)
         reading.calls.append(
-            Found(
-                id=_optional_str(call, "id", call_path),
-                name=name,
-                raw_arguments=None if raw is MISSING else raw,
-                arguments=arguments,
-                json_error=error,
-                depends_on=_depends_on(call, call_path),
-            )
+            _found(call, "id", call_path, name=name, raw=raw, parsed=arguments_string(raw))
         )
 
 
@@ -295,16 +287,8 @@ def _responses(output: Any, reading: _Reading) -> None:
         if kind == "function_call":
             name = _str(item.get("name", MISSING), (*path, "name"), "'name'")
             raw = item.get("arguments", MISSING)
-            arguments, error = arguments_string(raw)
             reading.calls.append(
-                Found(
-                    id=_optional_str(item, "call_id", path),
-                    name=name,
-                    raw_arguments=None if raw is MISSING else raw,
-                    arguments=arguments,
-                    json_error=error,
-                    depends_on=_depends_on(item, path),
-                )
+                _found(item, "call_id", path, name=name, raw=raw, parsed=arguments_string(raw))
             )
         elif kind == "message":
             content = _list(item.get("content", MISSING), (*path, "content"), "'content'")
@@ -342,17 +326,8 @@ def _anthropic(message: dict[str, Any], reading: _Reading) -> None:
         if kind == "tool_use":
             name = _str(block.get("name", MISSING), (*path, "name"), "'name'")
             raw = block.get("input", MISSING)
-            arguments, error = arguments_object(raw, "'input'")
-            reading.calls.append(
-                Found(
-                    id=_optional_str(block, "id", path),
-                    name=name,
-                    raw_arguments=None if raw is MISSING else raw,
-                    arguments=arguments,
-                    json_error=error,
-                    depends_on=_depends_on(block, path),
-                )
-            )
+            parsed = arguments_object(raw, "'input'")
+            reading.calls.append(_found(block, "id", path, name=name, raw=raw, parsed=parsed))
         elif kind == "text":
             reading.texts.append(_str(block.get("text", MISSING), (*path, "text"), "'text'"))
         elif kind not in ("thinking", "redacted_thinking"):
@@ -406,27 +381,36 @@ def _gemini_call(part: dict[str, Any], key: str, part_path: _Path, reading: _Rea
     call = _object(part[key], path, f"'{key}'")
     name = _str(call.get("name", MISSING), (*path, "name"), "'name'")
     raw = call.get("args", MISSING)
-    if raw is MISSING:  # Gemini leaves out 'args' when a call has none
-        arguments: dict[str, Any] | None = {}
-        error = None
-    else:
-        arguments, error = arguments_object(raw, "'args'")
+    # Gemini leaves out 'args' when a call has none
+    parsed = ({}, None) if raw is MISSING else arguments_object(raw, "'args'")
     if "depends_on" in call and "depends_on" in part:
         raise _fail(part_path, "'depends_on' is given on both the part and its call")
     depends_on = _depends_on(call, path) if "depends_on" in call else _depends_on(part, part_path)
     reading.calls.append(
-        Found(
-            id=_optional_str(call, "id", path),
-            name=name,
-            raw_arguments=None if raw is MISSING else raw,
-            arguments=arguments,
-            json_error=error,
-            depends_on=depends_on,
-        )
+        _found(call, "id", path, name=name, raw=raw, parsed=parsed, depends_on=depends_on)
     )
 
 
 # -- shared pieces -----------------------------------------------------------------------
+
+
+def _found(
+    holder: dict[str, Any],
+    id_key: str,
+    path: _Path,
+    *,
+    name: str,
+    raw: Any,
+    parsed: tuple[dict[str, Any] | None, str | None],
+    depends_on: tuple[str, ...] | None = None,
+) -> Found:
+    """A call read the long way (after its name and arguments): its id from
+    ``holder[id_key]``, then its ``depends_on`` from ``holder`` unless given (the order
+    the errors of a call with two mistakes are found in)."""
+    call_id = _optional_str(holder, id_key, path)
+    if depends_on is None:
+        depends_on = _depends_on(holder, path)
+    return Found.of(call_id, name, raw, parsed, depends_on)
 
 
 def _depends_on(call: dict[str, Any], path: _Path) -> tuple[str, ...]:

@@ -21,7 +21,6 @@ under ``not``.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from jsonschema.exceptions import SchemaError
 
 from txcheck.models.errors import ContractError
 from txcheck.models.json_path import PathPart, format_path
+from txcheck.models.memo import WeakIdentityMemo
 from txcheck.models.plan.contract import Contract, Tool
 from txcheck.models.plan.fast_schema import SAFE_INTEGER, FastCheck, fast_validator
 from txcheck.models.plan.proposal import Call
@@ -311,7 +311,7 @@ def _schema(contract: Contract, tool: Tool) -> Any:
     return schema
 
 
-_CACHE: dict[int, tuple[weakref.ref[Contract], CompiledContract]] = {}
+_COMPILED: WeakIdentityMemo[Contract, CompiledContract] = WeakIdentityMemo()
 
 
 def compile_contract(contract: Contract, *, eager: bool = False) -> CompiledContract:
@@ -319,21 +319,13 @@ def compile_contract(contract: Contract, *, eager: bool = False) -> CompiledCont
     contract object lives (keyed on identity: contracts compare by value, not schemas).
     ``eager`` (for a contract built to score a batch) uses the fast check from each tool's
     first call."""
-    key = id(contract)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is contract:
-        return hit[1]
-    compiled = (
-        CompiledContract.build(contract, eager=True) if eager else CompiledContract.build(contract)
-    )
+    if eager:
+        return _COMPILED.one(contract, _build_eager)
+    return _COMPILED.one(contract, CompiledContract.build)
 
-    def forget(ref: weakref.ref[Contract], key: int = key) -> None:
-        entry = _CACHE.get(key)
-        if entry is not None and entry[0] is ref:
-            del _CACHE[key]
 
-    _CACHE[key] = (weakref.ref(contract, forget), compiled)
-    return compiled
+def _build_eager(contract: Contract) -> CompiledContract:
+    return CompiledContract.build(contract, eager=True)
 
 
 _SAFE = SAFE_INTEGER

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from txcheck.models.json_path import describe
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.schema_regex import pattern_problem
 from txcheck.models.plan.schema_walk import Path, SchemaMap, Unresolved, walk
 
@@ -33,18 +34,10 @@ def rule_problem(schema: Any) -> tuple[Path, str] | None:
     """The first place (path inside ``schema``) breaking a rule above, and why; or ``None``.
     The answer for a schema object asked about lately is remembered (by identity, the
     object held): a tool's schema is asked about when read and again when compiled."""
-    seen = _ANSWERED.get(id(schema))
-    if seen is not None and seen[0] is schema:
-        return seen[1]
-    problem = _rule_problem(schema)
-    if len(_ANSWERED) >= _ANSWERED_LIMIT:
-        del _ANSWERED[next(iter(_ANSWERED))]
-    _ANSWERED[id(schema)] = (schema, problem)
-    return problem
+    return _ANSWERED.one(schema, _rule_problem)
 
 
-_ANSWERED: dict[int, tuple[Any, tuple[Path, str] | None]] = {}
-_ANSWERED_LIMIT = 256
+_ANSWERED: IdentityMemo[tuple[Path, str] | None] = IdentityMemo(limit=256)
 
 
 def _rule_problem(schema: Any) -> tuple[Path, str] | None:

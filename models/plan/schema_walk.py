@@ -24,6 +24,7 @@ from urllib.parse import unquote
 import attrs
 
 from txcheck.models.json_path import PathPart
+from txcheck.models.memo import IdentityMemo
 
 __all__ = [
     "APPLICATORS",
@@ -170,18 +171,10 @@ def walk(root: Any) -> SchemaMap:
     of a schema object walked lately is remembered (by identity, the object held so its id
     is not reused): reading a tool, compiling it and choosing its fast check each walk the
     same schema, and a benchmark brings thousands of them."""
-    seen = _WALKED.get(id(root))
-    if seen is not None and seen[0] is root:
-        return seen[1]
-    found = _walk(root)
-    if len(_WALKED) >= _WALKED_LIMIT:
-        del _WALKED[next(iter(_WALKED))]
-    _WALKED[id(root)] = (root, found)
-    return found
+    return _WALKED.one(root, _walk)
 
 
-_WALKED: dict[int, tuple[Any, SchemaMap]] = {}
-_WALKED_LIMIT = 256
+_WALKED: IdentityMemo[SchemaMap] = IdentityMemo(limit=256)
 
 
 def _walk(root: Any) -> SchemaMap:

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from txcheck.models.json_path import PathPart
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.fast_schema import DRAFT_2020_12, schema_is_safe
 from txcheck.models.plan.rust_engine import engine
 from txcheck.models.plan.schema_rules import rule_problem
@@ -34,17 +35,16 @@ def check_schema(schema: Any) -> None:
     schemas); anything else is judged, and its error worded, by jsonschema. A schema that
     passed is remembered (by identity, and by its canonical JSON), since one is checked
     when its contract is read and again when the contract is compiled."""
-    seen = _SEEN.get(id(schema))
-    if seen is not None and seen is schema:
-        return
+    _SEEN.one(schema, _check_schema)
+
+
+def _check_schema(schema: Any) -> None:
     if _meta_accepts(schema):
-        _remember(schema)
         return
     key = _key(schema)
     if key is not None and key in _PASSED:
         return
     Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMAT_CHECKER)
-    _remember(schema)
     if key is not None:
         if len(_PASSED) >= _PASSED_LIMIT:
             _PASSED.clear()
@@ -83,18 +83,9 @@ def _plain(schema: Any) -> bool:
     return True
 
 
-_SEEN: dict[int, Any] = {}
-"""The schema objects that passed lately, by identity (each object held, so its id is
-not reused while here): a tool's schema is checked when read and again when compiled."""
-_SEEN_LIMIT = 256
-
-
-def _remember(schema: Any) -> None:
-    if len(_SEEN) >= _SEEN_LIMIT:
-        del _SEEN[next(iter(_SEEN))]
-    _SEEN[id(schema)] = schema
-
-
+_SEEN: IdentityMemo[None] = IdentityMemo(limit=256)
+"""The schema objects that passed lately, by identity (a check that fails stores
+nothing): a tool's schema is checked when read and again when compiled."""
 _PASSED: set[str] = set()
 _PASSED_LIMIT = 4096
 _NATIVE = (str, int, float, bool, type(None))

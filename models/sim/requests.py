@@ -334,11 +334,11 @@ class Sleep(Request):
 
 
 @attrs.frozen(kw_only=True)
-class Publish(Request):
-    """Dual write: send an event to the broker directly, outside the tool's transaction.
-    The broker may duplicate it."""
+class _BrokerWrite(Request):
+    """Hand ``event`` to the broker, which may duplicate it: what ``Publish`` (an
+    orchestrator's dual write) and ``BrokerSend`` (the outbox relay) share. They differ
+    only in ``kind``, which the trace and the fault schedule name."""
 
-    kind: ClassVar[RequestKind] = RequestKind.PUBLISH
     faults: ClassVar[tuple[Outcome, ...]] = (Outcome.DUPLICATE,)
     footprint: ClassVar[Footprint] = footprint(appends=(Part.BROKER,))
 
@@ -350,6 +350,14 @@ class Publish(Request):
     def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
         world.enqueue(self.event, copies=2 if outcome is Outcome.DUPLICATE else 1)
         return None, {}
+
+
+@attrs.frozen(kw_only=True)
+class Publish(_BrokerWrite):
+    """Dual write: send an event to the broker directly, outside the tool's transaction.
+    The broker may duplicate it."""
+
+    kind: ClassVar[RequestKind] = RequestKind.PUBLISH
 
 
 @attrs.frozen(kw_only=True)
@@ -366,21 +374,10 @@ class OutboxFetch(Request):
 
 
 @attrs.frozen(kw_only=True)
-class BrokerSend(Request):
+class BrokerSend(_BrokerWrite):
     """Relay: hand an event to the broker, which may duplicate it."""
 
     kind: ClassVar[RequestKind] = RequestKind.BROKER_SEND
-    faults: ClassVar[tuple[Outcome, ...]] = (Outcome.DUPLICATE,)
-    footprint: ClassVar[Footprint] = footprint(appends=(Part.BROKER,))
-
-    event: Mapping[str, Any] = attrs.field(eq=False)
-
-    def summary(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "event": self.event["id"]}
-
-    def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
-        world.enqueue(self.event, copies=2 if outcome is Outcome.DUPLICATE else 1)
-        return None, {}
 
 
 @attrs.frozen(kw_only=True)

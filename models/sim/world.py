@@ -19,6 +19,7 @@ import jsonschema
 
 from txcheck.models.canonical import canonical_json, normalize, stable_hash
 from txcheck.models.errors import ControlFlow, ServiceError, UserCodeError, raised
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.contract import Contract, ReceiptRef, Tool
 from txcheck.models.plan.schema_validator import reference_validator
 from txcheck.models.sim.checkout import CHECKOUT
@@ -55,9 +56,9 @@ class PendingCall:
         return TOOL_OUTCOMES if self.tool.has_side_effect else READ_OUTCOMES
 
 
-_VALIDATORS: dict[int, tuple[Tool, jsonschema.protocols.Validator]] = {}
-"""Compiled argument validators by tool identity (each entry keeps its tool alive, so the
-id cannot be reused): engines build thousands of worlds per contract."""
+_VALIDATORS: IdentityMemo[jsonschema.protocols.Validator] = IdentityMemo(limit=512)
+"""Compiled argument validators by tool identity: engines build thousands of worlds per
+contract."""
 
 
 @attrs.frozen(kw_only=True)
@@ -74,30 +75,18 @@ class Admission:
     customer: str | None = None
 
 
-_ADMISSIONS: dict[tuple[int, str], tuple[Tool, Admission]] = {}
-"""Admissions by (tool identity, the arguments' JSON): a run sends the same calls again
+_ADMISSIONS: IdentityMemo[Admission] = IdentityMemo(limit=4096)
+"""Admissions by tool identity and the arguments' JSON: a run sends the same calls again
 and again, and engines run thousands of runs."""
 
 
 def admission(tool: Tool, arguments: Mapping[str, Any]) -> Admission:
     """The ``Admission`` of ``arguments`` to ``tool`` (memoised)."""
     try:
-        memo: tuple[int, str] | None = (
-            id(tool),
-            json.dumps(arguments, sort_keys=True, default=repr),
-        )
+        text = json.dumps(arguments, sort_keys=True, default=repr)
     except (TypeError, ValueError, RecursionError):
-        memo = None
-    if memo is not None:
-        entry = _ADMISSIONS.get(memo)
-        if entry is not None and entry[0] is tool:
-            return entry[1]
-    found = _admit(tool, arguments)
-    if memo is not None:
-        if len(_ADMISSIONS) >= 4096:
-            _ADMISSIONS.clear()
-        _ADMISSIONS[memo] = (tool, found)
-    return found
+        return _admit(tool, arguments)
+    return _ADMISSIONS.one(tool, lambda held: _admit(held, arguments), detail=text)
 
 
 def _admit(tool: Tool, arguments: Mapping[str, Any]) -> Admission:
@@ -123,15 +112,11 @@ def _admit(tool: Tool, arguments: Mapping[str, Any]) -> Admission:
 
 
 def _validator(tool: Tool) -> jsonschema.protocols.Validator:
-    entry = _VALIDATORS.get(id(tool))
-    if entry is not None and entry[0] is tool:
-        return entry[1]
-    validator = reference_validator(dict(tool.parameters), formats=False)  # fetches nothing
-    if len(_VALIDATORS) >= 512:
-        _VALIDATORS.clear()
-        _ADMISSIONS.clear()
-    _VALIDATORS[id(tool)] = (tool, validator)
-    return validator
+    return _VALIDATORS.one(tool, _new_validator)
+
+
+def _new_validator(tool: Tool) -> jsonschema.protocols.Validator:
+    return reference_validator(dict(tool.parameters), formats=False)  # fetches nothing
 
 
 _SHARED = (str, int, float, bool, bytes, type(None))

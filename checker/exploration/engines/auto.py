@@ -97,15 +97,7 @@ def run_seeds(target: Target, seeds: Sequence[Seed], search: SearchContext) -> E
         if not execution.ok:
             found = Counterexample(found_by="seeds", plans=tuple(plans), execution=execution)
             break
-    return EngineReport(
-        engine="seeds",
-        runs=counters.runs,
-        steps=counters.steps,
-        counterexample=found,
-        coverage=counters.coverage(),
-        seconds=time.monotonic() - started,
-        writes=counters.writes,
-    )
+    return EngineReport.tallied("seeds", counters, started=started, counterexample=found)
 
 
 def _shorten(

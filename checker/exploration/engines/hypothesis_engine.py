@@ -159,13 +159,6 @@ class HypothesisEngine:
             shorter = fewer_deviations(target, execution, context)
             if shorter is not execution:
                 counterexample = counterexample.shortened("delta-debugging", shorter)
-        return EngineReport(
-            engine=self.name,
-            runs=counters.runs,
-            steps=counters.steps,
-            counterexample=counterexample,
-            coverage=counters.coverage(),
-            writes=counters.writes,
-            seconds=time.monotonic() - started,
-            notes=tuple(notes),
+        return EngineReport.tallied(
+            self.name, counters, started=started, counterexample=counterexample, notes=notes
         )

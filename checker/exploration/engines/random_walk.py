@@ -143,15 +143,8 @@ class RandomEngine:
             )
             if self.shrink and failing.error is None:  # a policy error is kept as it was
                 counterexample = self._shrink(target, counterexample, context, notes)
-        return EngineReport(
-            engine=self.name,
-            runs=counters.runs,
-            steps=counters.steps,
-            counterexample=counterexample,
-            coverage=counters.coverage(),
-            writes=counters.writes,
-            seconds=time.monotonic() - started,
-            notes=tuple(notes),
+        return EngineReport.tallied(
+            self.name, counters, started=started, counterexample=counterexample, notes=notes
         )
 
     def _shrink(

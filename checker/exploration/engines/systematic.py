@@ -649,21 +649,18 @@ def systematic_report(
             f"states told apart by 64-bit fingerprints ({held / 2**20:.1f} MiB): the odds "
             f"that two of them collided are below {collision_odds(states):.0e}"
         )
-    return EngineReport(
-        engine=SystematicEngine.name,
-        runs=tally.runs,
-        steps=tally.steps,
+    return EngineReport.tallied(
+        SystematicEngine.name,
+        tally,
+        started=started,
         counterexample=counterexample,
+        notes=notes,
         states=states,
         exhaustive_bound=min(proved) if proved and len(proved) == len(plans) else None,
         complete=bool(plans)
         and counterexample is None
         and all(p.reached == max_faults for p in plans),
-        coverage=tally.coverage(),
-        writes=tally.writes,
         bound=max_faults,
-        seconds=time.monotonic() - started,
-        notes=tuple(notes),
         plans=tuple(plans),
         stopped=stopped,
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -296,6 +296,32 @@ class EngineReport:
     """The bound reached on each plan set (the systematic engine)."""
     stopped: StopReason | None = None
     """Why the search stopped short of ``bound`` (the systematic engine), if it did."""
+
+    @classmethod
+    def tallied(
+        cls,
+        engine: str,
+        tally: Tally,
+        *,
+        started: float,
+        counterexample: Counterexample | None = None,
+        notes: Sequence[str] = (),
+        **only_some: Any,
+    ) -> EngineReport:
+        """The report of an engine that counted its work in ``tally`` (runs, steps,
+        coverage, writes) since ``started`` (``time.monotonic()``), as every engine ends;
+        ``only_some`` are the fields only some engines fill (states, bounds, plan sets)."""
+        return cls(
+            engine=engine,
+            runs=tally.runs,
+            steps=tally.steps,
+            counterexample=counterexample,
+            coverage=tally.coverage(),
+            writes=tally.writes,
+            seconds=time.monotonic() - started,
+            notes=tuple(notes),
+            **only_some,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -35,6 +35,7 @@ from txcheck.models.errors import (
     ServiceError,
     UserCodeError,
 )
+from txcheck.models.memo import IdentityMemo
 from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy
 from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.services import ServiceSet
@@ -109,9 +110,9 @@ def _spec(spec: str, option: str, what: str) -> str:
     return spec
 
 
-_ORIGINS: dict[int, tuple[object, str]] = {}
-"""Where each loaded service set and invariant came from (by ``id``, the object kept so the
-id stays its own): ``module:NAME``, or ``module:NAME#i`` for item ``i`` of a list."""
+_ORIGINS: IdentityMemo[str] = IdentityMemo(limit=None)
+"""Where each loaded service set and invariant came from (by identity): ``module:NAME``,
+or ``module:NAME#i`` for item ``i`` of a list."""
 
 
 def _remember(spec: str, items: Sequence[object], *, listed: bool) -> None:
@@ -120,7 +121,7 @@ def _remember(spec: str, items: Sequence[object], *, listed: bool) -> None:
     if listed:
         _LISTS.add(spec)
     for index, item in enumerate(items):
-        _ORIGINS[id(item)] = (item, f"{spec}#{index}" if listed else spec)
+        _ORIGINS.put(item, f"{spec}#{index}" if listed else spec)
 
 
 _LISTS: set[str] = set()
@@ -135,8 +136,7 @@ def names_a_list(spec: str) -> bool:
 def origin(obj: object) -> str | None:
     """The import path ``obj`` was loaded from by ``load_services`` or ``load_invariants``
     (``module:NAME`` or ``module:NAME#i``), or None."""
-    found = _ORIGINS.get(id(obj))
-    return found[1] if found is not None and found[0] is obj else None
+    return _ORIGINS.get(obj)
 
 
 def load_services(
