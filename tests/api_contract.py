@@ -21,6 +21,7 @@ import attrs
 
 import txcheck
 import txcheck.policy
+import txcheck.sim
 
 ROOT = Path(__file__).resolve().parent.parent
 INIT = ROOT / "checker" / "__init__.py"
@@ -273,7 +274,9 @@ def unexported(doc: str) -> list[str]:
 _INTERNAL_IMPORT = re.compile(
     r"^\s*(?:>>>\s*)?(?:from\s+(txcheck\.[\w.]+)\s+import|import\s+(txcheck\.[\w.]+))", re.M
 )
-PUBLIC_MODULES = frozenset({"txcheck.policy"})
+PUBLIC_MODULES = frozenset({"txcheck.policy", "txcheck.sim"})
+"""The public modules besides ``txcheck``: what policy authors need, and the deterministic
+asyncio loop (docs/async.md)."""
 
 
 def internal_imports(text: str) -> list[str]:
@@ -289,14 +292,18 @@ def internal_imports(text: str) -> list[str]:
 
 
 _PUBLIC_IMPORT = re.compile(
-    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy)?) import (?:\(([^)]*)\)|([^\n]+))", re.M
+    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy|\.sim)?) import (?:\(([^)]*)\)|([^\n]+))", re.M
 )
 
 
 def missing_imports(text: str) -> list[str]:
     """Each name a doc imports from ``txcheck`` or ``txcheck.policy`` that the module does
     not export, as ``line N: module.name``."""
-    exported = {"txcheck": set(txcheck.__all__), "txcheck.policy": set(txcheck.policy.__all__)}
+    exported = {
+        "txcheck": set(txcheck.__all__),
+        "txcheck.policy": set(txcheck.policy.__all__),
+        "txcheck.sim": set(txcheck.sim.__all__),
+    }
     found = []
     for match in _PUBLIC_IMPORT.finditer(text):
         module = match.group(1)
