@@ -217,21 +217,8 @@ class _PlanSearch:
     def bound(self, *, business: bool = True) -> PlanBound:
         """What this plan set's search proved and exercised (``business``: whether the
         plans may be judged by the world's rules, which run the target's services)."""
-        expects, problem = expects_writes(
-            self.target, self.plans, self.meant_valid, business=business
-        )
-        return PlanBound(
-            label=self.label,
-            reached=self.reached,
-            states=self.states,
-            stopped=self.stopped,
-            runs=self.runs,
-            writes=self.writes,
-            faults=dict(self.faults),
-            safety_checks=self.safety_checks,
-            liveness_checks=self.liveness_checks,
-            expects_writes=expects,
-            problem=problem,
+        return PlanBound.of(
+            self, expects_writes(self.target, self.plans, self.meant_valid, business=business)
         )
 
     def pending(self) -> int:

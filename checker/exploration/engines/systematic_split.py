@@ -431,20 +431,10 @@ def search_split(
         context,
         counterexample=counterexample,
         plans=[
-            PlanBound(
-                label=p.label,
-                reached=p.reached,
-                states=p.states,
-                stopped=p.stopped,
-                runs=p.runs,
-                writes=p.writes,
-                faults=dict(p.faults),
-                safety_checks=p.safety_checks,
-                liveness_checks=p.liveness_checks,
-                expects_writes=expected[0],
-                problem=expected[1],
+            PlanBound.of(plan, expected)
+            for plan, expected in zip(
+                split.plans, split.expectations(business=business), strict=True
             )
-            for p, expected in zip(split.plans, split.expectations(business=business), strict=True)
         ],
         states=split.states,
         prefixes=split.prefixes,

@@ -8,7 +8,7 @@ import enum
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -210,6 +210,37 @@ class StopReason:
         return self.said
 
 
+class PlanCounters(Protocol):
+    """What a plan set's systematic search counts as it goes (``PlanBound.of``)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def reached(self) -> int | None: ...
+
+    @property
+    def states(self) -> int: ...
+
+    @property
+    def stopped(self) -> str: ...
+
+    @property
+    def runs(self) -> int: ...
+
+    @property
+    def writes(self) -> int: ...
+
+    @property
+    def faults(self) -> Mapping[str, int]: ...
+
+    @property
+    def safety_checks(self) -> int: ...
+
+    @property
+    def liveness_checks(self) -> int: ...
+
+
 @attrs.frozen(kw_only=True)
 class PlanBound:
     """How far the systematic search got on one plan set: the last deviation bound it
@@ -233,6 +264,25 @@ class PlanBound:
     """States of its runs at which every safety invariant was checked."""
     liveness_checks: int = 0
     """Ends of its runs at which every liveness invariant was checked."""
+
+    @classmethod
+    def of(cls, search: PlanCounters, expected: tuple[bool, str]) -> PlanBound:
+        """The bound of one plan set's search as its counters stand (in one process or over
+        workers), with whether its plans should commit writes and their first violation
+        (``expected``)."""
+        return cls(
+            label=search.label,
+            reached=search.reached,
+            states=search.states,
+            stopped=search.stopped,
+            runs=search.runs,
+            writes=search.writes,
+            faults=dict(search.faults),
+            safety_checks=search.safety_checks,
+            liveness_checks=search.liveness_checks,
+            expects_writes=expected[0],
+            problem=expected[1],
+        )
 
     def unexercised(self) -> str | None:
         """Why no bound may be claimed for this plan set, or None: its plans should commit
