@@ -237,29 +237,33 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with every enum in it as its value: the same object when it holds none,
-    else a copy (one pass: journal entries are written at every step)."""
+    """``value`` with every enum in it as its value: the same object when it is, or holds,
+    nothing but plain scalars (journal entries are written at every step, so the common
+    case is one scan and no copy)."""
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is dict:
+        for k, v in value.items():
+            if type(v) not in _SCALARS or type(k) not in _SCALARS:
+                break
+        else:
+            return value
+        return {
+            k if type(k) in _SCALARS else _plain(k): v if type(v) in _SCALARS else _plain(v)
+            for k, v in value.items()
+        }
+    if kind is list or kind is tuple:
+        for v in value:
+            if type(v) not in _SCALARS:
+                break
+        else:
+            return value
+        return kind(v if type(v) in _SCALARS else _plain(v) for v in value)
     if isinstance(value, Enum):
         return value.value
-    if kind is dict or isinstance(value, Mapping):
-        out = {}
-        same = kind is dict
-        for k, v in value.items():
-            plain_k = k if type(k) in _SCALARS else _plain(k)
-            plain_v = v if type(v) in _SCALARS else _plain(v)
-            out[plain_k] = plain_v
-            if plain_k is not k or plain_v is not v:
-                same = False
-        return value if same else out
-    if kind is list or kind is tuple:
-        items = [v if type(v) in _SCALARS else _plain(v) for v in value]
-        for new, old in zip(items, value, strict=True):
-            if new is not old:
-                return kind(items)
-        return value
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
     return value
 
 
