@@ -7,6 +7,9 @@ intervals overlap, and one outcome tampered in a serial history is not."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,7 +139,7 @@ def test_two_reads_that_see_the_new_value_then_the_old_are_not_linearizable() ->
     # the shortest failing prefix ends at the second read's return: the write is still in
     # flight there, so it is shown as never returned
     assert "[0] client 0: begin(" in found.explanation
-    assert "-> unknown (never returned)" in found.explanation
+    assert "-> unknown (in flight)" in found.explanation
     assert "[2] answered None" in found.explanation
 
 
@@ -346,3 +349,14 @@ def test_a_budget_too_small_for_a_race_is_inconclusive_not_a_pass() -> None:
     report = conform("inbox", SqliteInbox, examples=5, steps=4, crashes=False, budget=1)
     assert not report.passed and report.inconclusive and report.undecided > 0
     assert report.problem is not None and report.problem.startswith("unknown: budget spent")
+
+
+def test_the_example_in_docs_stores_md_prints_what_the_page_shows() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "stores.md").read_text("utf-8")
+    section = text.split("## Linearizability", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```python\n", 1)[1].split("```\n\n```\n", 1)[1].split("```", 1)[0]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "docs/stores.md", "exec"), {})
+    assert printed.getvalue() == shown

@@ -77,9 +77,10 @@ def register(subparsers: Any) -> None:
 
 
 def _clients(text: str) -> int:
+    """How many clients race: 2 to 16."""
     number = positive_int(text)
     if not 2 <= number <= 16:
-        raise argparse.ArgumentTypeError(f"must be 2 to 16, not {number}")
+        raise argparse.ArgumentTypeError(f"expected an integer from 2 to 16 (got {text!a})")
     return number
 
 

@@ -88,7 +88,7 @@ class Operation:
         return bool(getattr(self.step, "reads_only", False))
 
     def __str__(self) -> str:
-        told = "unknown (never returned)" if self.indeterminate else repr(self.outcome)
+        told = "unknown (in flight)" if self.indeterminate else repr(self.outcome)
         return f"client {self.client}: {self.step} -> {told}"
 
 
@@ -105,7 +105,7 @@ class History:
         for op in self.operations:
             timed.append((op.call, f"client {op.client} invoke {op.step}"))
             if op.ret is None:
-                timed.append((math.inf, f"client {op.client} info {op.step} (never returned)"))
+                timed.append((math.inf, f"client {op.client} info {op.step} (in flight)"))
             else:
                 timed.append((op.ret, f"client {op.client} ok {op.step} -> {op.outcome!r}"))
         return [line for _time, line in sorted(timed, key=lambda t: t[0])]
