@@ -268,9 +268,9 @@ def _search(ops: Sequence[Operation], spec: Specification, budget: int) -> _Sear
     state, placed, steps = spec.initial, 0, 0
     entry = nxt[head]
     while remaining:
-        if entry == tail:  # cannot happen: an unplaced operation's return stops the walk
-            break
-        if is_call[entry]:
+        # (the tail is never reached while an operation is unplaced: its return comes
+        # first; were it reached, backtracking is the safe answer)
+        if entry != tail and is_call[entry]:
             i = node_op[entry]
             op = ops[i]
             steps += 1
@@ -391,7 +391,10 @@ def check(
 ) -> Linearizability:
     """Whether ``history`` is linearizable under ``spec``, part by part, within ``budget``
     model steps: a linearization, or the shortest failing sub-history and why, or
-    ``unknown`` when the budget ran out before a part was decided (and no part failed)."""
+    ``unknown`` when the budget ran out before a part was decided (and no part failed).
+    Explaining a failure takes a few more searches of at most ``budget`` steps each (one
+    per cut of the binary search for the prefix, one per read tried without): they are
+    not counted in ``steps``."""
     ops = history.operations
     parts: list[Part] = []
     spent = 0
