@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from txcheck.conformance import conform
+from txcheck.conformance.clients import race
 from txcheck.conformance.linearizable import (
     UNKNOWN,
     History,
@@ -29,6 +30,7 @@ from txcheck.conformance.linearizable import (
 )
 from txcheck.conformance.operations import KIND_SPECS, Op, answer
 from txcheck.models.sim.idempotency import IdempotencyStore
+from txcheck.models.stores.memory import MemoryInbox
 from txcheck.models.stores.sqlite import SqliteIdempotencyStore, SqliteInbox
 
 PROCEED = {"decision": "proceed", "record": None}
@@ -418,3 +420,29 @@ def test_the_search_agrees_with_enumeration_on_small_histories(
     found = check(history, spec)
     assert found.verdict != "unknown"
     assert found.linearizable == _brute_force(history, spec), history.events()
+
+
+def _deliver(event: str) -> Op:
+    return Op("deliver", ({"id": event, "amount": 5},))
+
+
+def test_a_race_records_real_time_and_leaves_busy_calls_out(tmp_path: Path) -> None:
+    path = str(tmp_path / "inbox.sqlite3")
+    SqliteInbox(path).close()
+    ops = [[_deliver("e1"), Op("seen", ("e1",))], [_deliver("e1")]]
+    # schedule []: client 0 runs every statement first, client 1 only once it is done
+    done = race(SqliteInbox, path, ops, [])
+    assert [[o.status for o in client] for client in done.outcomes] == [["ok", "ok"], ["ok"]]
+    first, second, late = sorted(done.history.operations, key=lambda op: (op.client, op.call))
+    assert (first.outcome, second.outcome, late.outcome) == (True, True, False)
+    assert second.call > first.ret  # a client's second call follows its first return
+    assert late.call < first.ret  # client 1 was called before client 0 returned
+    spec = Specification(initial=MemoryInbox(), apply=_apply, cells=KIND_SPECS["inbox"].cells)
+    assert check(done.history, spec).linearizable
+    # schedule [0, 1]: client 0 takes the write lock, then client 1 meets it: busy, and a
+    # busy call is not in the history (it took no effect)
+    path = str(tmp_path / "busy.sqlite3")
+    SqliteInbox(path).close()
+    done = race(SqliteInbox, path, [[_deliver("e1")], [_deliver("e2")]], [0, 1])
+    assert [[o.status for o in client] for client in done.outcomes] == [["ok"], ["busy"]]
+    assert [op.client for op in done.history.operations] == [0]
