@@ -63,6 +63,7 @@ OPTIONS = [
     ("explore", "--time-budget", ["0", "-1", "nan", "inf", "1e400"]),
     ("explore", "--policy-timeout", ["0", "-1", "nan", "inf", "-inf"]),
     ("replay", "--policy-timeout", ["0", "-1", "nan", "inf", "-inf"]),
+    ("conform", "--clients", ["1", "17", "0", "-1", "nan", "x"]),
 ]
 
 

@@ -53,6 +53,23 @@ def test_the_command_says_what_it_exercised(
     assert code == 0 and found["passed"] and found["impl"] == impl and found["examples"] >= 3
 
 
+def test_the_command_races_more_clients_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    impl = "txcheck.models.stores.sqlite:SqliteJournal"
+    argv = ["conform", "journal", "--impl", impl, "--examples", "5", "--steps", "5"]
+    assert main([*argv, "--no-crashes", "--clients", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"CONFORMS  {impl} (journal)")
+    assert " 3-client races (" in out[1] and "two-client" not in out[1]
+    assert main([*argv, "--no-crashes", "--clients", "4", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["clients"] == 4 and found["races"] > 0
+    assert found["histories_checked"] == found["races"] and found["undecided"] == 0
+    assert found["history_operations"] > found["races"] * 2  # the final reads of 2 journals
+
+
 @pytest.mark.parametrize(
     ("impl", "message"),
     [

@@ -55,6 +55,19 @@ def test_the_reference_store_conforms_through_crashes_and_races(
     assert _conform_schemas(postgres_dsn) == []  # every history's schema was dropped
 
 
+@pytest.mark.parametrize("kind", ["idempotency", "journal", "inbox"])
+def test_three_clients_race_each_reference_store_and_every_history_linearizes(
+    kind: str, postgres_dsn: str
+) -> None:
+    report = conform(
+        kind, REFERENCES[kind], examples=15, steps=6, crashes=False, clients=3, dsn=postgres_dsn
+    )
+    assert report.passed, (report.problem, report.history)
+    assert report.races > 0 and report.histories == report.races
+    assert report.checker_steps >= report.history_operations > report.races * 2
+    assert _conform_schemas(postgres_dsn) == []
+
+
 def test_each_history_has_its_own_schema(postgres_dsn: str) -> None:
     # Rows in the DSN's own schema: a history that saw them would answer False to the
     # first delivery of e1, e2 or e3, where the model answers True.

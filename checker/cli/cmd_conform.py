@@ -6,8 +6,11 @@ every answer; for a store exposing its ``sqlite3`` or ``psycopg`` connection, an
 may also crash at a statement boundary (in a child process, then the store is reopened) or
 race a second client statement by statement. With ``--dsn URL`` the store is PostgreSQL's:
 ``Class(DSN)`` is called with a DSN whose ``search_path`` starts with a fresh schema per
-history (dropped afterwards), so runs never see each other's rows. Exit 0 with what was
-exercised, 1 with the shortest failing history as numbered operations, 2 on bad input.
+history (dropped afterwards), so runs never see each other's rows. Each race (``--clients
+N``, default 2) is a history checked for linearizability against the model
+(``txcheck.conformance.linearizable``). Exit 0 with what was exercised, 1 with the shortest
+failing history as numbered operations, 2 on bad input, 3 when the checker spent its step
+budget on a race's history (undecided: not a pass).
 Importing ``--impl`` runs the user's code, as ``--policy`` does.
 """
 
@@ -20,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from txcheck.cli import EXIT_FOUND, EXIT_OK
+from txcheck.cli import EXIT_FOUND, EXIT_INCONCLUSIVE, EXIT_OK
 from txcheck.cli.arguments import positive_int
 
 __all__ = ["register", "run"]
@@ -35,8 +38,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Check a store implementation (Class(path) opens it on a fresh SQLite file path) "
             "against txcheck's model of the record: exit 0 when every answer and every "
-            "state after a crash or a two-client race is one the model allows, 1 with the "
-            "shortest failing history, 2 on bad input."
+            "state after a crash or a race of clients is one the model allows, 1 with the "
+            "shortest failing history, 2 on bad input, 3 when a race's history was left "
+            "undecided by the linearizability checker's budget."
         ),
     )
     parser.add_argument("kind", choices=KIND_CHOICES, help="which record the store keeps")
@@ -59,9 +63,25 @@ def register(subparsers: Any) -> None:
         "--steps", type=positive_int, default=20, metavar="N", help="operations per history"
     )
     parser.add_argument("--no-crashes", action="store_true", help="inject no crash points")
-    parser.add_argument("--no-races", action="store_true", help="run no two-client races")
+    parser.add_argument("--no-races", action="store_true", help="run no races between clients")
+    parser.add_argument(
+        "--clients",
+        type=_clients,
+        default=2,
+        metavar="N",
+        help="clients in each race, 2 to 16 (default 2); each history is checked for "
+        "linearizability against the model",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(run=run)
+
+
+def _clients(text: str) -> int:
+    """How many clients race: 2 to 16."""
+    number = positive_int(text)
+    if not 2 <= number <= 16:
+        raise argparse.ArgumentTypeError(f"expected an integer from 2 to 16 (got {text!a})")
+    return number
 
 
 def _factory(spec: str, kind: str, dsn: str | None = None) -> Any:
@@ -132,15 +152,19 @@ def run(args: argparse.Namespace) -> int:
         steps=args.steps,
         crashes=not args.no_crashes,
         races=not args.no_races,
+        clients=args.clients,
         dsn=args.dsn,
     )
     if args.json:
         sys.stdout.write(json.dumps({"impl": args.impl, **report.to_json()}, indent=2) + "\n")
-        return EXIT_OK if report.passed else EXIT_FOUND
+        return (
+            EXIT_OK if report.passed else EXIT_INCONCLUSIVE if report.inconclusive else EXIT_FOUND
+        )
+    who = "two-client" if args.clients == 2 else f"{args.clients}-client"
     exercised = (
         f"{report.examples} examples, {report.operations} operations compared, "
         f"{report.crash_points} crash points ({report.crashes} crashed mid-operation), "
-        f"{report.races} two-client races ({report.race_steps} statements stepped)"
+        f"{report.races} {who} races ({report.race_steps} statements stepped)"
     )
     if report.passed:
         print(f"CONFORMS  {args.impl} ({args.kind}): every answer and state the model allows")
@@ -151,11 +175,14 @@ def run(args: argparse.Namespace) -> int:
                 "(or psycopg.Connection) as its `connection` attribute"
             )
         return EXIT_OK
-    print(f"MISMATCH  {args.impl} ({args.kind})")
+    if report.inconclusive:
+        print(f"UNDECIDED  {args.impl} ({args.kind}): not a pass")
+    else:
+        print(f"MISMATCH  {args.impl} ({args.kind})")
     print(f"  {report.problem}")
     count = len(report.history)
     print(f"Shortest failing history ({count} step{'' if count == 1 else 's'}):")
     for number, line in enumerate(report.history, 1):
         print(f"  {number}. {line}")
     print(f"  ({exercised})")
-    return EXIT_FOUND
+    return EXIT_INCONCLUSIVE if report.inconclusive else EXIT_FOUND

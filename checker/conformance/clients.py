@@ -8,10 +8,12 @@ wrapper around a ``psycopg.Connection`` there (``txcheck.conformance.postgres``)
   like a killed process) as statement ``k`` starts; what survives is what the database
   committed (PostgreSQL rolls back the transaction of a client whose socket closed; the
   parent waits for that server process to go before it goes on).
-- ``race``: two clients, each with its own connection in its own thread, advance one
-  statement at a time in the order a schedule gives, so the window between a check and an
-  insert is opened deterministically (``busy_timeout`` 0 on SQLite, a short ``lock_timeout``
-  on PostgreSQL: a lock makes ``StoreBusy``).
+- ``race``: two or more clients, each with its own connection in its own thread and its
+  own operations run one after the other, advance one statement at a time in the order a
+  schedule gives, so the window between a check and an insert is opened deterministically
+  (``busy_timeout`` 0 on SQLite, a short ``lock_timeout`` on PostgreSQL: a lock makes
+  ``StoreBusy``). Each call and return is recorded as an event, in the order they
+  happened (only one client runs at a time), for the linearizability checker.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from typing import Any
 import attrs
 
 from txcheck.conformance import postgres
-from txcheck.conformance.operations import Op
+from txcheck.conformance.linearizable import History, Recorder
+from txcheck.conformance.operations import Op, answer
 from txcheck.models.stores.protocols import StoreBusy
 
-__all__ = ["CRASHED", "Outcome", "crash_at", "crashable", "race"]
+__all__ = ["CRASHED", "Outcome", "Race", "crash_at", "crashable", "race"]
 
 _BACKEND = "backend "
 """How a child names its PostgreSQL server process to the parent (first line)."""
@@ -135,31 +138,65 @@ class _Stepper:
         return self.turn is None and (client in self.parked or client in self.done)
 
 
+@attrs.frozen
+class Race:
+    """What a race came to: each client's outcomes (in its order; an operation after one
+    that raised is never run), the history of the calls that may have taken effect (a
+    busy one did not: it is left out) and how many statements were stepped."""
+
+    outcomes: list[list[Outcome]]
+    history: History
+    steps: int
+
+
 def race(
-    factory: Callable[[str], Any], path: str, ops: Sequence[Op], schedule: Sequence[int]
-) -> tuple[list[Outcome], int]:
-    """Run ``ops[i]`` as client ``i``, each on its own store on ``path``; whenever both
-    wait at a statement, the next schedule entry (0 or 1; then 0) picks who runs it. The
-    outcomes, and how many statements were stepped."""
+    factory: Callable[[str], Any],
+    path: str,
+    ops: Sequence[Sequence[Op]],
+    schedule: Sequence[int],
+) -> Race:
+    """Run ``ops[i]`` one after the other as client ``i``, each client on its own store
+    on ``path``; whenever two or more wait at a statement, the next schedule entry (an
+    index into the waiting clients, modulo their number; then 0) picks who runs it."""
     stepper = _Stepper()
     opening = threading.Lock()
-    outcomes: list[Outcome] = [Outcome("raised", "never ran")] * len(ops)
+    recorder = Recorder()
+    outcomes: list[list[Outcome]] = [[] for _ in ops]
 
     def client(i: int) -> None:
         try:
             with opening:
                 store = factory(path)
+        except BaseException as error:  # reported as a mismatch, never raised in a thread
+            outcomes[i].append(Outcome("raised", f"{type(error).__name__}: {error}"))
+            with stepper.cond:
+                stepper.done.add(i)
+                stepper.cond.notify_all()
+            return
+        try:
+            _trace(store, stepper.trace(i))
+            for op in ops[i]:
+                with stepper.cond:
+                    handle = recorder.invoke(i, op)
+                try:
+                    value = op.apply(store)
+                except StoreBusy:
+                    outcomes[i].append(Outcome("busy"))
+                    with stepper.cond:
+                        recorder.forget(handle)
+                    continue
+                except BaseException as error:  # a mismatch, never raised in a thread
+                    outcomes[i].append(Outcome("raised", f"{type(error).__name__}: {error}"))
+                    break
+                outcomes[i].append(Outcome("ok", value))
+                with stepper.cond:
+                    recorder.returned(handle, answer(value))
+        finally:
             try:
-                _trace(store, stepper.trace(i))
-                outcomes[i] = Outcome("ok", ops[i].apply(store))
-            finally:
                 _trace(store, None)
                 _close(store)
-        except StoreBusy:
-            outcomes[i] = Outcome("busy")
-        except BaseException as error:  # reported as a mismatch, never raised in a thread
-            outcomes[i] = Outcome("raised", f"{type(error).__name__}: {error}")
-        finally:
+            except BaseException as error:  # as above
+                outcomes[i].append(Outcome("raised", f"{type(error).__name__}: {error}"))
             with stepper.cond:
                 stepper.done.add(i)
                 stepper.cond.notify_all()
@@ -186,4 +223,4 @@ def race(
             stepper.cond.wait_for(partial(stepper.settled, chosen), timeout=_STUCK)
     for thread in threads:
         thread.join(_STUCK)
-    return outcomes, steps
+    return Race(outcomes, recorder.history(), steps)

@@ -7,7 +7,6 @@ as numbered operations.
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -26,7 +25,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from txcheck.conformance.clients import crash_at, crashable, race
+from txcheck.conformance.clients import Outcome, crash_at, crashable, race
+from txcheck.conformance.linearizable import (
+    DEFAULT_BUDGET,
+    History,
+    Operation,
+    Specification,
+    check,
+)
 from txcheck.conformance.operations import KIND_SPECS, KindSpec, Op, answer
 from txcheck.conformance.postgres import Schemas
 from txcheck.models.stores.protocols import StoreBusy
@@ -36,6 +42,10 @@ __all__ = ["Conformance", "Mismatch", "conform"]
 
 class Mismatch(AssertionError):
     """The implementation answered (or was left in a state) the model does not allow."""
+
+
+class Undecided(AssertionError):
+    """The linearizability checker spent its budget on a race's history: not a pass."""
 
 
 @attrs.define
@@ -49,6 +59,14 @@ class Conformance:
     crash_points: int = 0
     races: int = 0
     race_steps: int = 0
+    clients: int = 2
+    histories: int = 0
+    history_operations: int = 0
+    checker_steps: int = 0
+    undecided: int = 0
+    inconclusive: bool = False
+    """The shortest failure is a history the checker left undecided (its budget spent):
+    neither a pass nor a mismatch."""
     history: list[str] = attrs.field(factory=list)
     problem: str | None = None
 
@@ -66,6 +84,12 @@ class Conformance:
             "crash_points": self.crash_points,
             "races": self.races,
             "race_steps": self.race_steps,
+            "clients": self.clients,
+            "histories_checked": self.histories,
+            "history_operations": self.history_operations,
+            "checker_steps": self.checker_steps,
+            "undecided": self.undecided,
+            "inconclusive": self.inconclusive,
             "history": list(self.history),
             "problem": self.problem,
         }
@@ -87,6 +111,8 @@ def _machine(
     *,
     crashes: bool,
     races: bool,
+    clients: int = 2,
+    budget: int = DEFAULT_BUDGET,
     schemas: Schemas | None = None,
 ) -> type[RuleBasedStateMachine]:
     class StoreMachine(RuleBasedStateMachine):
@@ -176,34 +202,84 @@ def _machine(
                 )
 
         @precondition(lambda self: self.racy)
-        @rule(data=st.data(), schedule=st.lists(st.integers(0, 1), max_size=16))
+        @rule(
+            data=st.data(),
+            schedule=st.lists(st.integers(0, clients - 1), max_size=8 * clients),
+        )
         def two_clients(self, data: st.DataObject, schedule: list[int]) -> None:
             assert spec.race is not None
-            ops = [spec.race(data.draw, self.model, self.now) for _ in (0, 1)]
-            outcomes, steps = race(factory, self.path, ops, schedule)
+            counts = data.draw(_COUNTS[clients])
+            ops = [
+                [spec.race(data.draw, self.model, self.now) for _ in range(count)]
+                for count in counts
+            ]
+            done = race(factory, self.path, ops, schedule)
             report.races += 1
-            report.race_steps += steps
-            got = [(o.status, answer(o.value) if o.status == "ok" else o.value) for o in outcomes]
-            shown = " | ".join(f"client {i}: {ops[i]} -> {_shown(g)}" for i, g in enumerate(got))
-            self._note(f"two clients, schedule {schedule}: {shown}")
-            if any(g[0] == "raised" for g in got):
-                raise Mismatch(f"a client raised: {shown}")
-            state = self._state(self.store)
-            applied = [i for i, g in enumerate(got) if g[0] == "ok"]
-            for order in itertools.permutations(applied):
-                model = self.model.copy()
-                if all(("ok", answer(ops[i].apply(model))) == got[i] for i in order) and (
-                    spec.state(model, model, self.now) == state
-                ):
-                    self.model = model
-                    return
-            raise Mismatch(
-                f"no order of the two clients' operations gives their answers and the "
-                f"store's state {state} under the model: {shown}"
+            report.race_steps += done.steps
+            shown = " | ".join(
+                f"client {i}: "
+                + "; ".join(
+                    f"{op} -> {_outcome(o)}"
+                    for op, o in zip(ops[i], done.outcomes[i], strict=False)
+                )
+                for i in range(clients)
             )
+            self._note(f"{_clients(clients)}, schedule {schedule}: {shown}")
+            if any(o.status == "raised" for outcomes in done.outcomes for o in outcomes):
+                raise Mismatch(f"a client raised: {shown}")
+            # the store's final state, read cell by cell, closes the history
+            probes = spec.probes(self.now)
+            last = max((op.ret or op.call for op in done.history.operations), default=0)
+            finals = tuple(
+                Operation(
+                    clients,
+                    probe,
+                    last + 1 + 2 * j,
+                    last + 2 + 2 * j,
+                    answer(probe.apply(self.store)),
+                )
+                for j, probe in enumerate(probes)
+            )
+            history = History(done.history.operations + finals)
+            found = check(
+                history,
+                Specification(initial=self.model, apply=_apply, cells=spec.cells),
+                budget=budget,
+            )
+            report.histories += 1
+            report.history_operations += len(history.operations)
+            report.checker_steps += found.steps
+            if found.verdict == "unknown":
+                report.undecided += 1
+                raise Undecided(f"{found.explanation}: {shown}")
+            if not found.linearizable:
+                raise Mismatch(found.explanation)
+            model = self.model.copy()
+            for i in found.order:
+                _apply(model, history.operations[i].step)
+            self.model = model
 
     StoreMachine.__name__ = f"{spec.name.capitalize()}Conformance"
     return StoreMachine
+
+
+_COUNTS = {n: st.lists(st.integers(1, 2), min_size=n, max_size=n) for n in range(2, 17)}
+"""How many operations each client runs, one after the other: a client's second operation
+is called after its first returned, so real time orders it after whatever returned before
+(with one operation each, every order of the race is allowed)."""
+
+
+def _apply(model: Any, step: Any) -> Any:
+    return answer(step.apply(model))
+
+
+def _outcome(outcome: Outcome) -> str:
+    value = answer(outcome.value) if outcome.status == "ok" else outcome.value
+    return _shown((outcome.status, value))
+
+
+def _clients(count: int) -> str:
+    return "two clients" if count == 2 else f"{count} clients"
 
 
 def _shown(result: tuple[str, Any]) -> str:
@@ -219,6 +295,8 @@ def conform(
     steps: int = 20,
     crashes: bool = True,
     races: bool = True,
+    clients: int = 2,
+    budget: int = DEFAULT_BUDGET,
     dsn: str | None = None,
 ) -> Conformance:
     """Check ``factory(path)`` stores of ``kind`` against the model (deterministic: the
@@ -226,13 +304,27 @@ def conform(
     points and the two-client races (both need a store with a ``sqlite3`` or ``psycopg``
     ``connection``). With ``dsn`` (PostgreSQL), each history gets a fresh schema, dropped
     afterwards, and the store is opened with ``factory(DSN)``, a DSN whose ``search_path``
-    starts with that schema; a DSN that cannot be reached is ``StoreError``."""
+    starts with that schema; a DSN that cannot be reached is ``StoreError``. A race has
+    ``clients`` clients (2 to 16); its history is checked for linearizability within
+    ``budget`` model steps, and a history left undecided makes the run undecided, never
+    a pass."""
+    if not 2 <= clients <= 16:
+        raise ValueError(f"clients must be 2 to 16, not {clients}")
     spec = KIND_SPECS[kind]
-    report = Conformance(kind=kind)
+    report = Conformance(kind=kind, clients=clients)
     schemas = None
     if dsn is not None:
         schemas = Schemas(dsn)
-    machine = _machine(spec, factory, report, crashes=crashes, races=races, schemas=schemas)
+    machine = _machine(
+        spec,
+        factory,
+        report,
+        crashes=crashes,
+        races=races,
+        clients=clients,
+        budget=budget,
+        schemas=schemas,
+    )
     options = settings(
         max_examples=examples,
         stateful_step_count=steps,
@@ -248,6 +340,8 @@ def conform(
             run_state_machine_as_test(machine, settings=options)
     except Mismatch as found:
         report.problem = str(found)
+    except Undecided as found:
+        report.problem, report.inconclusive = str(found), True
     except Flaky as found:
         report.problem = f"the failure did not reproduce: {found}"
     else:

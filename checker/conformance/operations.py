@@ -1,5 +1,7 @@
 """What ``txcheck conform`` applies: operations as values, and per kind how to draw them,
-how to read a store's state and which operations two clients may race."""
+how to read a store's state, which operations clients may race, which cells of the state
+each operation touches (the parts the linearizability checker splits a history into) and
+how to read each cell at the end of a race."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from txcheck.models.sim.idempotency import Begin, IdempotencyRecord, IdempotencyStore
 from txcheck.models.stores.memory import MemoryInbox, MemoryJournal, MemoryOutbox
 
-__all__ = ["KIND_SPECS", "KindSpec", "Op", "answer"]
+__all__ = ["KIND_SPECS", "KindSpec", "Op", "Probe", "answer"]
 
 
 @attrs.frozen
@@ -34,6 +36,23 @@ class Op:
     @property
     def reads_only(self) -> bool:
         return self.method in _READS
+
+
+@attrs.frozen
+class Probe:
+    """A read of one cell of a store's state, through its protocol: the last operations
+    of a race's history, so the state the clients left must be one the model allows."""
+
+    label: str
+    cells: frozenset[str]
+    read: Callable[[Any], Any] = attrs.field(eq=False, repr=False)
+    reads_only = True
+
+    def apply(self, store: Any) -> Any:
+        return self.read(store)
+
+    def __str__(self) -> str:
+        return self.label
 
 
 _READS = frozenset({"lookup", "entries", "operations", "pending", "seen", "effects"})
@@ -74,8 +93,14 @@ class KindSpec:
     state: Callable[[Any, Any, int], Any]
     """``state(store, model, now)``: what the store holds, read through the protocol."""
     race: Pick | None = None
-    """An operation two clients may run at once (None: no race is tried)."""
+    """An operation clients may run at once (None: no race is tried); drawn from the
+    model before the race, it must be one the model accepts in any later state."""
     clock: bool = False
+    cells: Callable[[Op | Probe], frozenset[str] | None] | None = None
+    """The cells of the state an operation may read or write (None: all of them): the
+    model is the product of its cells, so a race's history is checked per connected part."""
+    probes: Callable[[int], Sequence[Op | Probe]] = lambda now: ()
+    """``probes(now)``: reads of every cell, applied to the store after a race."""
 
 
 def _one(values: Sequence[Any]) -> st.SearchStrategy[Any]:
@@ -138,6 +163,19 @@ def _idempotency_state(store: Any, model: Any, now: int) -> Any:
     return {f"{t}/{k}": answer(store.lookup(t, k, now)) for t in TENANTS for k in KEYS}
 
 
+def _idempotency_cells(op: Op | Probe) -> frozenset[str]:
+    """One record per ``(tenant, key)``: every method names it, and touches no other."""
+    if isinstance(op, Probe):
+        return op.cells
+    named = dict(op.kwargs)
+    tenant, key = (named["tenant"], named["key"]) if "tenant" in named else op.args[:2]
+    return frozenset({f"{tenant}/{key}"})
+
+
+def _idempotency_probes(now: int) -> list[Op | Probe]:
+    return [Op("lookup", (t, k, now)) for t in TENANTS for k in KEYS]
+
+
 # -- journal ------------------------------------------------------------------------------
 
 INSTANCES = ("a", "b")
@@ -176,6 +214,31 @@ def _journal_state(store: Any, model: MemoryJournal, now: int) -> Any:
             entries = answer(store.entries(instance))
         found[instance] = entries
     return found
+
+
+def _journal_cells(op: Op | Probe) -> frozenset[str]:
+    """A journal per instance and an owner per claimed operation; a claim touches both
+    (the operation's owner, and the claimant's journal), so claims of one operation by
+    two instances put both journals in one part."""
+    if isinstance(op, Probe):
+        return op.cells
+    if op.method == "claim":
+        return frozenset({f"claim {op.args[0]}", f"journal {op.args[1]}"})
+    return frozenset({f"journal {op.args[0]}"})
+
+
+def _entries(instance: str) -> Callable[[Any], Any]:
+    def read(store: Any) -> Any:
+        try:
+            return answer(store.entries(instance))
+        except KeyError:  # never opened: no entries
+            return []
+
+    return read
+
+
+def _journal_probes(now: int) -> list[Op | Probe]:
+    return [Probe(f"entries({i!r})", frozenset({f"journal {i}"}), _entries(i)) for i in INSTANCES]
 
 
 class _ModelJournal(MemoryJournal):
@@ -234,6 +297,24 @@ def _inbox_op(draw: Draw, model: MemoryInbox, now: int) -> Op:
     return Op("effects")
 
 
+def _inbox_cells(op: Op | Probe) -> frozenset[str] | None:
+    """A dedupe row and an effect count per event id; ``effects()`` reads every one."""
+    if isinstance(op, Probe):
+        return op.cells
+    if op.method == "effects":
+        return None
+    event = op.args[0]["id"] if op.method == "deliver" else op.args[0]
+    return frozenset({str(event)})
+
+
+def _effect(event: str) -> Callable[[Any], Any]:
+    return lambda store: [store.effects().get(event, 0), store.seen(event)]
+
+
+def _inbox_probes(now: int) -> list[Op | Probe]:
+    return [Probe(f"effects[{e!r}], seen({e!r})", frozenset({e}), _effect(e)) for e in EVENTS]
+
+
 def _inbox_state(store: Any, model: Any, now: int) -> Any:
     return {
         "effects": answer(store.effects()),
@@ -249,6 +330,8 @@ KIND_SPECS: dict[str, KindSpec] = {
         state=_idempotency_state,
         race=lambda draw, model, now: _begin(draw, ("t1",), now),
         clock=True,
+        cells=_idempotency_cells,
+        probes=_idempotency_probes,
     ),
     "journal": KindSpec(
         name="journal",
@@ -256,6 +339,8 @@ KIND_SPECS: dict[str, KindSpec] = {
         operation=_journal_op,
         state=_journal_state,
         race=_journal_race,
+        cells=_journal_cells,
+        probes=_journal_probes,
     ),
     "outbox": KindSpec(
         name="outbox",
@@ -269,5 +354,7 @@ KIND_SPECS: dict[str, KindSpec] = {
         operation=_inbox_op,
         state=_inbox_state,
         race=_delivery,
+        cells=_inbox_cells,
+        probes=_inbox_probes,
     ),
 }
