@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 import txcheck
+import txcheck.conformance
 import txcheck.policy
 import txcheck.sim
 
@@ -274,9 +275,9 @@ def unexported(doc: str) -> list[str]:
 _INTERNAL_IMPORT = re.compile(
     r"^\s*(?:>>>\s*)?(?:from\s+(txcheck\.[\w.]+)\s+import|import\s+(txcheck\.[\w.]+))", re.M
 )
-PUBLIC_MODULES = frozenset({"txcheck.policy", "txcheck.sim"})
-"""The public modules besides ``txcheck``: what policy authors need, and the deterministic
-asyncio loop (docs/async.md)."""
+PUBLIC_MODULES = frozenset({"txcheck.policy", "txcheck.sim", "txcheck.conformance"})
+"""The public modules besides ``txcheck``: what policy authors need, the deterministic
+asyncio loop (docs/async.md) and store conformance (docs/stores.md)."""
 
 
 def internal_imports(text: str) -> list[str]:
@@ -292,7 +293,8 @@ def internal_imports(text: str) -> list[str]:
 
 
 _PUBLIC_IMPORT = re.compile(
-    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy|\.sim)?) import (?:\(([^)]*)\)|([^\n]+))", re.M
+    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy|\.sim|\.conformance)?) import (?:\(([^)]*)\)|([^\n]+))",
+    re.M,
 )
 
 
@@ -303,6 +305,7 @@ def missing_imports(text: str) -> list[str]:
         "txcheck": set(txcheck.__all__),
         "txcheck.policy": set(txcheck.policy.__all__),
         "txcheck.sim": set(txcheck.sim.__all__),
+        "txcheck.conformance": set(txcheck.conformance.__all__),
     }
     found = []
     for match in _PUBLIC_IMPORT.finditer(text):
