@@ -293,7 +293,8 @@ def internal_imports(text: str) -> list[str]:
 
 
 _PUBLIC_IMPORT = re.compile(
-    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy|\.sim|\.conformance)?) import (?:\(([^)]*)\)|([^\n]+))",
+    r"^\s*(?:>>>\s*)?from (txcheck(?:\.policy|\.sim|\.conformance)?) import"
+    r" (?:\(([^)]*)\)|([^\n]+))",
     re.M,
 )
 
