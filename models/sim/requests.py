@@ -261,7 +261,7 @@ def _plain(value: Any) -> Any:
             return value
         return kind(v if type(v) in _SCALARS else _plain(v) for v in value)
     if isinstance(value, Enum):
-        return value.value
+        return value._value_  # the member's value, without the ``value`` descriptor
     if isinstance(value, Mapping):
         return {_plain(k): _plain(v) for k, v in value.items()}
     return value
