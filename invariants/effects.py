@@ -26,7 +26,12 @@ from txcheck.models.sim.choices import Part
 from txcheck.models.sim.policies.journal import Phase
 from txcheck.models.sim.runner import RunView
 
-__all__ = ["fault_free_completion", "no_double_effect", "no_orphaned_effect"]
+__all__ = [
+    "contended_instances",
+    "fault_free_completion",
+    "no_double_effect",
+    "no_orphaned_effect",
+]
 
 
 @always(reads=(Part.OPERATIONS,))
@@ -143,13 +148,11 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
     resource may write on any of its own: two plans calling it share it."""
     if view.history.fault_count:
         return
-    groups = plan_groups(view)
-    touched = [_resources_of(view, plan) for plan, _ in groups]
-    for index, (plan, owners) in enumerate(groups):
+    contended = contended_instances(view)
+    for plan, owners in plan_groups(view):
         if any(o in view.invalid_plans for o in owners):
             continue
-        others = set().union(*(r for i, r in enumerate(touched) if i != index))
-        if touched[index] & others or refused_by_world(view, plan):
+        if contended.intersection(owners) or refused_by_world(view, plan):
             continue
         progress = progress_of(view, plan, owners)
         if progress.completed:
@@ -166,6 +169,21 @@ def fault_free_completion(view: RunView) -> Iterator[str]:
             f"plan of {', '.join(owners)} is valid and no fault was injected, but it did not "
             f"complete: {'; '.join(parts)}"
         )
+
+
+def contended_instances(view: RunView) -> frozenset[str]:
+    """The instances whose plan shares a resource or an idempotency key with a different
+    plan in the run: such plans may legitimately get in each other's way (a second plan on
+    one order is refused, a key already bound to another intent is refused), so the
+    fault-free properties exempt them."""
+    groups = plan_groups(view)
+    touched = [_resources_of(view, plan) for plan, _ in groups]
+    found: set[str] = set()
+    for index, (_, owners) in enumerate(groups):
+        others = set().union(*(r for i, r in enumerate(touched) if i != index))
+        if touched[index] & others:
+            found.update(owners)
+    return frozenset(found)
 
 
 def _resources_of(view: RunView, plan: Plan) -> frozenset[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from txcheck.invariants.base import always, eventually
+from txcheck.invariants.effects import contended_instances
 from txcheck.invariants.views import last_phase_entry, plan_groups, progress_of, refused_by_world
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.plan.proposal import Plan
@@ -178,13 +179,18 @@ def journal_terminal(view: RunView) -> Iterator[str]:
 @eventually(severity="hygiene")
 def no_manual_without_fault(view: RunView) -> Iterator[str]:
     """A run with no injected fault never needs a person: MANUAL there is a policy bug.
-    A plan the world itself refuses (a cancel between the reservation and the charge,
-    say) is exempt: its business violations are the reason, not a fault."""
+    Exempt: a plan the world itself refuses (a cancel between the reservation and the
+    charge, say: its business violations are the reason, not a fault), and a plan that
+    shares a resource or an idempotency key with a different plan in the run (a key
+    already bound to another intent is refused, and a person may well be needed)."""
     if view.history.fault_count:
         return
+    contended = contended_instances(view)
     for instance, plan in zip(view.instances, view.plans, strict=True):
         phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
-        if phases and phases[-1] == Phase.MANUAL and not refused_by_world(view, plan):
+        if not phases or phases[-1] != Phase.MANUAL or instance in contended:
+            continue
+        if not refused_by_world(view, plan):
             yield f"{instance} ended in MANUAL although no fault was injected"
 
 

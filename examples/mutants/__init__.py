@@ -50,7 +50,11 @@ MUTANTS: tuple[Mutant, ...] = (
         catches=("no_double_charge", "retries_reuse_key"),
         min_deviations=1,
     ),
-    Mutant(policy=policies.LookupByKeyOnly, catches=("no_double_charge",), min_deviations=2),
+    Mutant(
+        policy=policies.LookupByKeyOnly,
+        catches=("no_double_charge", "acceptable_outcome"),
+        min_deviations=2,
+    ),
     Mutant(
         policy=policies.MarkSeenBeforeApply,
         catches=("consumer_effect_exactly_once",),

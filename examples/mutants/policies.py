@@ -131,9 +131,12 @@ class KeyPerAttempt(Guarded):
 class LookupByKeyOnly(Guarded):
     """Bug: an UNKNOWN outcome is resolved by asking the idempotency store, which forgets
     a key once its record expires; after a long stall the store says "never seen", the
-    retry executes again, and the customer is charged twice.
-    Caught by: no_double_charge.
-    Shortest run: 2 deviations, the charge's response lost, then a clock jump past the TTL."""
+    retry executes again, and the customer is charged twice. With two plans under shared
+    keys, a conflict resolved by the key alone adopts the other plan's result as its own
+    and leaves its plan half done.
+    Caught by: no_double_charge; acceptable_outcome (two plans sharing keys).
+    Shortest run: 2 deviations on the checkout plan, the charge's response lost, then a
+    clock jump past the TTL; 1 on two plans sharing keys."""
 
     name = "mutant-lookup-by-key-only"
 
