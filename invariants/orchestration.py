@@ -185,12 +185,13 @@ def no_manual_without_fault(view: RunView) -> Iterator[str]:
     already bound to another intent is refused, and a person may well be needed)."""
     if view.history.fault_count:
         return
-    contended = contended_instances(view)
+    contended: frozenset[str] | None = None  # worked out only when something is MANUAL
     for instance, plan in zip(view.instances, view.plans, strict=True):
         phases = [e["phase"] for e in view.world.journals.get(instance, []) if "phase" in e]
-        if not phases or phases[-1] != Phase.MANUAL or instance in contended:
+        if not phases or phases[-1] != Phase.MANUAL:
             continue
-        if not refused_by_world(view, plan):
+        contended = contended_instances(view) if contended is None else contended
+        if instance not in contended and not refused_by_world(view, plan):
             yield f"{instance} ended in MANUAL although no fault was injected"
 
 

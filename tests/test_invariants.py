@@ -594,3 +594,27 @@ def test_an_injected_fault_excuses_an_incomplete_plan_from_fault_free_completion
     confirm_never_committed(run)
     run.history.record_fault("timeout_before_commit")
     assert by_name("fault_free_completion")(run.view()) == []
+
+
+def test_manual_on_a_key_another_plan_holds_is_no_policy_bug() -> None:
+    """Two plans under shared keys, no fault: the second plan's key is bound to the first
+    plan's intent and is refused; a careful policy hands it to a person. That MANUAL is
+    exempt (the plans contend), while the same MANUAL on a lone plan is flagged (the
+    ``no_manual_without_fault`` case above)."""
+    from examples.policies.my_policy import Careful  # noqa: PLC0415
+    from txcheck.exploration.plansets.representative import search_plans  # noqa: PLC0415
+
+    plans = next(
+        s.plans
+        for s in search_plans(CONTRACT, FIXTURE)
+        if s.label == "checkout, two at once sharing keys"
+    )
+    run = execute(
+        Target(policy=Careful(), contract=CONTRACT, fixture=FIXTURE), plans, stop_at_first=False
+    ).run
+    ended = {
+        i: [e["phase"] for e in run.world.journals[i] if "phase" in e][-1] for i in run.instances
+    }
+    assert "MANUAL" in ended.values() and run.history.fault_count == 0
+    assert by_name("no_manual_without_fault")(run.view()) == []
+    assert by_name("fault_free_completion")(run.view()) == []
