@@ -108,7 +108,7 @@ class SearchContext:
         return attrs.evolve(self, tally=tally, deadline=deadline)
 
     def within(self, seconds: float | None) -> SearchContext:
-        """The same search for at most ``seconds`` more (None: no less than now)."""
+        """The same search for at most ``seconds`` more (None: the same deadline)."""
         return attrs.evolve(self, deadline=self.deadline.within(seconds))
 
     def alone(self) -> SearchContext:
