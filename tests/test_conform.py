@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from txcheck.cli import main
-from txcheck.conformance import conform
+from txcheck.conformance import conform, machine
 from txcheck.models.stores.sqlite import (
     SqliteIdempotencyStore,
     SqliteInbox,
@@ -134,3 +134,17 @@ def test_a_store_without_a_sqlite_connection_is_checked_and_told_what_was_not_tr
         "  no crash point or race was tried: they need the store's sqlite3.Connection "
         "(or psycopg.Connection) as its `connection` attribute"
     )
+
+
+def test_a_run_that_compared_nothing_is_not_a_pass(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever keeps the state machine from running (here: it is not run at all), a
+    conformance run that compared no operation is undecided, exit 3, never CONFORMS."""
+    monkeypatch.setattr(machine, "run_state_machine_as_test", lambda *a, **k: None)
+    report = conform("inbox", SqliteInbox, examples=5, steps=5)
+    assert not report.passed and report.inconclusive and report.operations == 0
+    impl = "txcheck.models.stores.sqlite:SqliteInbox"
+    assert main(["conform", "inbox", "--impl", impl, "--examples", "5"]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("UNDECIDED") and out[1] == "  no operation was compared"

@@ -181,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"MISMATCH  {args.impl} ({args.kind})")
     print(f"  {report.problem}")
     count = len(report.history)
-    print(f"Shortest failing history ({count} step{'' if count == 1 else 's'}):")
+    if count:
+        print(f"Shortest failing history ({count} step{'' if count == 1 else 's'}):")
     for number, line in enumerate(report.history, 1):
         print(f"  {number}. {line}")
     print(f"  ({exercised})")

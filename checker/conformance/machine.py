@@ -346,6 +346,8 @@ def conform(
         report.problem = f"the failure did not reproduce: {found}"
     else:
         report.history = []
+        if not report.operations:  # a pass must rest on something compared
+            report.problem, report.inconclusive = "no operation was compared", True
     finally:
         if schemas is not None:
             schemas.close()
