@@ -323,7 +323,7 @@ class Session:
     def retrace(self, steps: Iterable[Step]) -> None:
         """Re-take each of ``steps`` as recorded (its deviation flag and kind), unchecked."""
         for step in steps:
-            self.run.apply(step.choice, deviation=step.deviation, kind=step.kind)
+            self.retake(step.choice, kind=step.kind, deviation=step.deviation)
 
     def fork(self) -> Session | None:
         """An independent session standing where this one stands, nothing of it checked
