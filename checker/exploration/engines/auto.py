@@ -76,13 +76,13 @@ Seed = tuple[tuple[Plan, ...], Sequence[Deviation]]
 """A regression seed: the plans of one run and the deviations its schedule takes."""
 
 
-def run_seeds(target: Target, seeds: Sequence[Seed], search: SearchContext) -> EngineReport:
+def run_seeds(target: Target, seeds: Sequence[Seed], context: SearchContext) -> EngineReport:
     """Replay every seed whose tools the contract has, on the target policy."""
     started = time.monotonic()
-    counters = search.tally
+    counters = context.tally
     found = None
     for plans, deviations in seeds:
-        if search.stop:
+        if context.stop:
             break
         if any(target.contract.tool(c.name) is None for p in plans for c in p.calls):
             continue
@@ -101,32 +101,32 @@ def run_seeds(target: Target, seeds: Sequence[Seed], search: SearchContext) -> E
 
 
 def _shorten(
-    target: Target, search: SearchContext, found: Counterexample
+    target: Target, context: SearchContext, found: Counterexample
 ) -> tuple[EngineReport | None, Counterexample]:
     """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
     below its deviation count, briefly; the report and the (perhaps shorter) bug. A
     policy error is kept as it is."""
     if found.execution.error is not None:
         return None, found
-    briefly = search.within(search.tuning.shorten_seconds).alone()
+    briefly = context.within(context.tuning.shorten_seconds).alone()
     report = search_below(target, found.plans, found.deviations, briefly)
     if report is None or report.counterexample is None:
         return report, found
     return report, found.shortened("systematic", report.counterexample.execution)
 
 
-def _run(chosen: Engine, target: Target, search: SearchContext) -> EngineReport:
+def _run(chosen: Engine, target: Target, context: SearchContext) -> EngineReport:
     """``chosen``'s search, over the context's workers when it can spread, else in this
     process (and its report says so)."""
-    if search.workers is None or chosen.spreads:
-        return chosen.explore(target, search)
-    report = chosen.explore(target, search.alone())
+    if context.workers is None or chosen.spreads:
+        return chosen.explore(target, context)
+    report = chosen.explore(target, context.alone())
     note = f"{report.engine} ran in-process (it does not spread over workers)"
     return attrs.evolve(report, notes=(*report.notes, note))
 
 
 def explore(
-    target: Target, search: SearchContext, *, engine: str = "auto", seeds: Sequence[Seed] = ()
+    target: Target, context: SearchContext, *, engine: str = "auto", seeds: Sequence[Seed] = ()
 ) -> ExploreResult:
     """Search ``target`` for a counterexample within the context's deadline: with
     ``engine="auto"``, ``seeds`` first; the engines that can spread their work over the
@@ -135,23 +135,23 @@ def explore(
         known = ", ".join(["auto", *ENGINES])
         raise InputError(f"'--engine' must be one of {known} (got {engine!r})", source="--engine")
     check_ready(target)
-    if search.workers is not None:
+    if context.workers is not None:
         describe(target)  # what cannot be sent to workers is refused before any search
     reports: list[EngineReport] = []
     if engine == "auto" and seeds:
-        report = run_seeds(target, seeds, search.for_engine("seeds").alone())
+        report = run_seeds(target, seeds, context.for_engine("seeds").alone())
         reports.append(report)
         if report.counterexample is not None:
-            shorter, found = _shorten(target, search, report.counterexample)
+            shorter, found = _shorten(target, context, report.counterexample)
             if shorter is not None:
                 reports.append(shorter)
             return ExploreResult(reports=tuple(reports), counterexample=found)
     names = list(AUTO_ORDER) if engine == "auto" else [engine]
     for index, name in enumerate(names):
-        if search.stop:
+        if context.stop:
             break
         chosen = ENGINES[name]()
-        report = _run(chosen, target, search.for_engine(name, share=len(names) - index))
+        report = _run(chosen, target, context.for_engine(name, share=len(names) - index))
         reports.append(report)
         if report.counterexample is not None:
             return ExploreResult(reports=tuple(reports), counterexample=report.counterexample)
