@@ -20,7 +20,7 @@ from rich.text import Text
 from txcheck.cli.safe_text import one_line, plain
 from txcheck.exploration.kernel.report import ExploreResult
 from txcheck.exploration.kernel.verdict import ExploreOutcome, ExploreVerdict
-from txcheck.models.sim.choices import FaultKind
+from txcheck.models.sim.choices import OPT_IN_KINDS, FaultKind
 
 __all__ = ["ExploreSummary"]
 
@@ -89,8 +89,10 @@ class ExploreSummary:
             heading = title
             missing = []
             if key == "deviations":
-                missing = [str(k) for k in FaultKind if k not in counts]
-                heading += f" ({len(FaultKind) - len(missing)}/{len(FaultKind)} kinds)"
+                # a kind only some policies ask for counts once taken (``OPT_IN_KINDS``)
+                kinds = [k for k in FaultKind if k not in OPT_IN_KINDS or k in counts]
+                missing = [str(k) for k in kinds if k not in counts]
+                heading += f" ({len(kinds) - len(missing)}/{len(kinds)} kinds)"
             if not counts and key != "deviations":
                 continue
             yield Text(heading + ":", style="bold")

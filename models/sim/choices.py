@@ -16,6 +16,7 @@ import attrs
 from txcheck.models.errors import UnknownNameError
 
 __all__ = [
+    "OPT_IN_KINDS",
     "READ_OUTCOMES",
     "TOOL_OUTCOMES",
     "UNKNOWN_FOOTPRINT",
@@ -28,6 +29,7 @@ __all__ = [
     "RequestKind",
     "Vocabulary",
     "fault_kind",
+    "fault_kinds",
     "footprint",
     "part_mask",
 ]
@@ -80,6 +82,10 @@ class Outcome(Vocabulary):
     PERMANENT_ERROR = "permanent_error"
     DUPLICATE = "duplicate"
     ACK_LOST = "ack_lost"
+    LATE_COMMIT = "late_commit"
+    """The caller hears nothing (a timeout, as ``TIMEOUT_BEFORE_COMMIT``), but the call is
+    still in flight and commits later: cancelling a call does not undo its side effect.
+    Offered only to policies that ask for it (``Policy.late_commits``)."""
 
     @property
     def is_fault(self) -> bool:
@@ -95,7 +101,8 @@ TOOL_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.TRANSIENT_ERROR,
     Outcome.PERMANENT_ERROR,
 )
-"""How a call to a side-effecting tool can end."""
+"""How a call to a side-effecting tool can end (and ``LATE_COMMIT``, for a policy that
+asks for late commits)."""
 
 READ_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.OK,
@@ -120,11 +127,24 @@ class FaultKind(Vocabulary):
     REORDER = "reorder"
     INTERLEAVE = "interleave"
     JUMP = "jump"
+    LATE_COMMIT = "late_commit"
 
     @property
     def is_fault(self) -> bool:
         """A fault injected into the world (not a scheduling choice)."""
         return self not in (FaultKind.REORDER, FaultKind.INTERLEAVE)
+
+
+OPT_IN_KINDS: frozenset[FaultKind] = frozenset({FaultKind.LATE_COMMIT})
+"""Deviation kinds a run offers only when its policy asks for them (``late_commits``);
+listed last, so that adding one changes nothing for a policy that does not."""
+
+
+def fault_kinds(*, late_commits: bool) -> tuple[FaultKind, ...]:
+    """The deviation kinds a run of a policy can take, in the order shrinking prefers."""
+    if late_commits:
+        return tuple(FaultKind)
+    return tuple(k for k in FaultKind if k not in OPT_IN_KINDS)
 
 
 class RequestKind(Vocabulary):
@@ -146,6 +166,7 @@ class RequestKind(Vocabulary):
     MARK_SEEN = "MarkSeen"
     APPLY_EFFECT = "ApplyEffect"
     ACK = "Ack"
+    REFUSED = "Refused"
 
 
 class Part(Vocabulary):

@@ -48,6 +48,7 @@ __all__ = [
     "OutboxMarkPublished",
     "Publish",
     "Reconcile",
+    "Refused",
     "Request",
     "ResultStatus",
     "SeenCheck",
@@ -488,6 +489,27 @@ class Ack(Request):
     def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
         world.ack(self.delivery_id, lost=outcome is Outcome.ACK_LOST)
         return None, {}
+
+
+@attrs.frozen(kw_only=True)
+class Refused(Request):
+    """Not a request for the world: an actor's code used a port of an earlier generation
+    of its instance (one that crashed, so its ports are closed), and the call was refused.
+    It is stepped like a request so that the trace shows it; it changes nothing."""
+
+    kind: ClassVar[RequestKind] = RequestKind.REFUSED
+    footprint: ClassVar[Footprint] = Footprint()
+    read_only: ClassVar[bool] = True
+
+    port: str
+    generation: int
+    reason: str
+
+    def summary(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "port": self.port, "generation": self.generation}
+
+    def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
+        return None, {"refused": self.reason}
 
 
 def request_problem(value: object) -> str | None:

@@ -27,7 +27,7 @@ from txcheck.models.errors import ControlFlow, PolicyError, UserCodeError, raise
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.plan_verdicts import violation_codes
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.choices import Action, Choice, FaultKind, Outcome
+from txcheck.models.sim.choices import TOOL_OUTCOMES, Action, Choice, FaultKind, Outcome
 from txcheck.models.sim.deviation_cost import NO_CHAIN, FaultChain, extend, is_free_repeat
 from txcheck.models.sim.digest import chain, digest, serial
 from txcheck.models.sim.history import Attempt, History
@@ -39,6 +39,7 @@ __all__ = [
     "CLOCK",
     "CONSUMER",
     "RELAY",
+    "SERVICE",
     "Run",
     "RunView",
     "Step",
@@ -49,6 +50,11 @@ __all__ = [
 CLOCK = "clock"
 RELAY = "relay"
 CONSUMER = "consumer"
+SERVICE = "service"
+"""Who lands a call still in flight after its caller heard a timeout (``LATE_COMMIT``):
+the service, which is not an actor of the run; like the clock, it only makes choices."""
+
+_LATE_OUTCOMES: tuple[Outcome, ...] = (*TOOL_OUTCOMES, Outcome.LATE_COMMIT)
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +145,12 @@ class Run:
         self.max_steps = max_steps
         self.allow_clock_jumps = allow_clock_jumps
         self.track_positions = track_positions
+        self.late_commits = bool(getattr(policy, "late_commits", False))
+        """Whether a side-effecting call may also end in ``LATE_COMMIT`` (``Policy``)."""
+        self._generations: dict[str, int] = {}  # instance -> generation, once restarted
+        self._landing: list[tuple[str, PendingCall]] = []
+        """Calls whose caller heard a timeout and that are still in flight, by landing id,
+        oldest first: each is a choice of ``SERVICE`` until it commits."""
         self.fault_counts = fault_counts
         """Whether a state's identity holds how many faults of each kind were injected (an
         invariant may count them) or only whether any was (all the built-in ones ask)."""
@@ -190,6 +202,9 @@ class Run:
             sleepers = [a for a in self._actors.values() if a.wake_at is not None]
             if sleepers:
                 moves.append(_choice(CLOCK, Action.WAIT))
+        # a late call lands after everything else could move: by default its caller goes on
+        # (retries, looks it up) before it commits, the interleaving that hurts
+        moves.extend(_choice(SERVICE, Action.COMPLETE, landing) for landing, _ in self._landing)
         if moves and self.allow_clock_jumps:
             crashes.append(_choice(CLOCK, Action.JUMP))
         return moves + crashes if moves else []
@@ -202,7 +217,10 @@ class Run:
                 return [_choice(actor.name, Action.STEP)]
             return []
         if actor.pending is not None:
-            return [_choice(actor.name, Action.COMPLETE, o) for o in actor.pending.outcomes()]
+            outcomes = actor.pending.outcomes()
+            if self.late_commits and outcomes is TOOL_OUTCOMES:
+                outcomes = _LATE_OUTCOMES
+            return [_choice(actor.name, Action.COMPLETE, o) for o in outcomes]
         if actor.gen is None:
             if actor.name == RELAY and self.world.unpublished() is not None:
                 return [_choice(RELAY, Action.STEP)]
@@ -269,6 +287,8 @@ class Run:
         outcome = choice.outcome if isinstance(choice.outcome, Outcome) else Outcome.OK
         if choice.actor == CLOCK:
             observed = self._clock(choice)
+        elif choice.actor == SERVICE:
+            request, observed = self._land(choice)
         else:
             actor = self._actors[choice.actor]
             if choice.action is Action.CRASH:
@@ -296,6 +316,10 @@ class Run:
                 result = self.world.complete(pending, outcome)
                 request = pending.invoke.summary()
                 observed = result.summary()
+                if outcome is Outcome.LATE_COMMIT:
+                    landing = f"{actor.name}:{pending.invoke.call_id}@{len(self.steps)}"
+                    self._landing.append((landing, pending))
+                    observed["landing"] = landing
                 self._resume(actor, result)
             else:
                 if actor.gen is None and actor.name == RELAY:
@@ -348,6 +372,15 @@ class Run:
             self.world.jump_clock()
         return {"clock": self.world.clock}
 
+    def _land(self, choice: Choice) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Commit a call still in flight whose caller heard a timeout (``SERVICE``)."""
+        for index, (landing, pending) in enumerate(self._landing):
+            if landing == choice.outcome:
+                del self._landing[index]
+                result = self.world.complete(pending, Outcome.OK)
+                return {**pending.invoke.summary(), "landing": landing}, result.summary()
+        raise self._not_possible(choice)
+
     def _crash(self, actor: _Actor) -> dict[str, Any]:
         observed: dict[str, Any] = {"lost": type(actor.request).__name__ if actor.request else None}
         if actor.pending is not None:
@@ -360,7 +393,8 @@ class Run:
             self._close(actor, actor.gen)
         actor.gen, actor.request, actor.wake_at = None, None, None
         if actor.name in self._contexts:
-            context = self._contexts[actor.name]
+            generation = self._generations[actor.name] = self._generations.get(actor.name, 1) + 1
+            context = attrs.evolve(self._contexts[actor.name], generation=generation)
             self._start(actor, lambda: self.policy.orchestrate(context))
             observed["restarted"] = True
         return observed
@@ -514,8 +548,16 @@ class Run:
             sorted(attempts.items()),
             sorted(faults.items()) if self.fault_counts else bool(faults),
         )
+        # calls in flight to land, by what they will do (not by their landing id)
+        landing = [
+            (p.owner, p.tool.name, p.key, p.intent, p.invoke.summary()) for _, p in self._landing
+        ]
         # the fault chain decides what the next deviation costs, so it is part of the state
-        return digest(serial((self.world.fingerprint(), history, actors, self._chain)))
+        return digest(
+            serial((self.world.fingerprint(), history, actors, self._chain, landing))
+            if landing
+            else serial((self.world.fingerprint(), history, actors, self._chain))
+        )
 
     def fork(self) -> Run | None:
         """An independent copy of this run where it stands, as if its choices had been
@@ -532,6 +574,8 @@ class Run:
         twin.steps = list(self.steps)
         twin._options = None if self._options is None else list(self._options)
         twin._attempts = dict(self._attempts)
+        twin._landing = list(self._landing)
+        twin._generations = dict(self._generations)
         twin._actors = {}
         for name, actor in self._actors.items():
             copied = attrs.evolve(actor, asked=list(actor.asked), inputs=list(actor.inputs))

@@ -325,7 +325,13 @@ class World:
         )
 
     def complete(self, pending: PendingCall, outcome: Outcome) -> ToolResult:
-        """Finish an admitted request with the outcome the checker chose."""
+        """Finish an admitted request with the outcome the checker chose. ``late_commit``
+        answers a timeout and changes nothing: the call is still in flight, and the runner
+        completes it again later with ``ok`` (it lands)."""
+        if outcome == "late_commit":  # the key stays in flight until the call lands
+            return ToolResult(
+                status=ResultStatus.TIMEOUT, code="timeout", message="no response in time"
+            )
         if outcome in ("timeout_before_commit", "transient_error"):
             self._abort_key(pending)
             if outcome == "transient_error":

@@ -39,6 +39,7 @@ FAULT_WEIGHTS: dict[FaultKind, int] = {
     FaultKind.REORDER: 2,
     FaultKind.INTERLEAVE: 2,
     FaultKind.JUMP: 1,
+    FaultKind.LATE_COMMIT: 3,
 }
 """Relative weight of each kind among those available at one point."""
 

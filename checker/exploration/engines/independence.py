@@ -18,6 +18,7 @@ anything undeclared is dependent:
   to the outbox or broker commute with changes to existing rows, not with each other);
 - a clock jump commutes with a step that does not read the clock, if nobody else sleeps
   (a jump could wake a sleeper and change the default);
+- a late call landing (the service's move) is dependent on everything;
 - a crash commutes with a step of an *earlier* actor in schedule order (a restarted later
   actor cannot take the default's place) whose footprint does not conflict with what the
   crash releases (an in-flight call's key, a delivery).
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 
 from txcheck.models.sim.choices import Action, Choice, Footprint, Part, footprint
 from txcheck.models.sim.requests import Invoke
-from txcheck.models.sim.runner import CLOCK, CONSUMER, Run
+from txcheck.models.sim.runner import CLOCK, CONSUMER, SERVICE, Run
 
 __all__ = ["Moment", "step_footprint"]
 
@@ -69,7 +70,7 @@ class Moment:
         self.options = options
         self.sleeping = run.sleeping()
         self.default = options[0]
-        if self.default.actor == CLOCK or self.default.action is Action.CRASH:
+        if self.default.actor in (CLOCK, SERVICE) or self.default.action is Action.CRASH:
             self.footprint, self.read_only = Footprint(unknown=True), False
         else:
             self.footprint, self.read_only = step_footprint(run, self.default, self.sleeping)
@@ -85,8 +86,8 @@ class Moment:
             return (
                 not mine.unknown and Part.CLOCK not in mine.reads and set(self.sleeping) <= {actor}
             )
-        if other.actor == CLOCK:
-            return False
+        if other.actor in (CLOCK, SERVICE):
+            return False  # a late call landing: not described, so dependent
         order = self.run.actors
         if order.index(other.actor) < order.index(actor):
             return False  # it would move first after this and take the default's place

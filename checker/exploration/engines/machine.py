@@ -35,7 +35,7 @@ from txcheck.exploration.plansets.strategies import PlanSpace, submissions
 from txcheck.models.canonical import stable_hash
 from txcheck.models.errors import ControlFlow
 from txcheck.models.plan.proposal import Plan, plan_to_json
-from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
+from txcheck.models.sim.choices import Choice, FaultKind, fault_kind, fault_kinds
 
 __all__ = [
     "BudgetExpired",
@@ -168,6 +168,8 @@ def machine_class(
     else:
         plan_strategy = submissions(PlanSpace(target.contract, target.fixture))
 
+    kinds = fault_kinds(late_commits=target.policy.late_commits)
+
     class TxcheckMachine(RuleBasedStateMachine):
         """Explores one policy: see ``txcheck.exploration.engines.machine``."""
 
@@ -197,7 +199,7 @@ def machine_class(
                 counters.session(self.session)
             self.done = True
 
-        @initialize(plans=plan_strategy, swarm=swarms())
+        @initialize(plans=plan_strategy, swarm=swarms(kinds))
         def start(self, plans: tuple[Plan, ...], swarm: frozenset[FaultKind]) -> None:
             self._tick()
             counters.runs += 1

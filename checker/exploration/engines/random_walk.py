@@ -26,7 +26,7 @@ from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.spread.generated import spread
-from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
+from txcheck.models.sim.choices import Choice, FaultKind, fault_kind, fault_kinds
 from txcheck.models.sim.deviation_cost import deviation_count
 from txcheck.models.sim.runner import Run
 
@@ -113,7 +113,7 @@ class RandomEngine:
         cap = self.max_deviations
         if cap is None:
             cap = target.bounds.max_faults
-        kinds_all = tuple(FaultKind)
+        kinds_all = fault_kinds(late_commits=target.policy.late_commits)
         failing: Execution | None = None
         notes: list[str] = []
         for walk in range(target.budget.max_examples * tuning.walks_per_example):

@@ -10,6 +10,7 @@ and write ``orchestrate``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "ActorGen",
     "OrchestratorContext",
     "Policy",
+    "is_async_entry",
     "operation_id",
     "resource_values",
     "shares_resource",
@@ -46,11 +48,15 @@ ActorGen = Generator[Request, Any, None]
 
 @attrs.frozen(kw_only=True)
 class OrchestratorContext:
-    """What an orchestrator instance knows when it (re)starts: its name, plan and contract."""
+    """What an orchestrator instance knows when it (re)starts: its name, plan and contract,
+    and its ``generation``: 1 when it first starts, one more at each restart after a crash.
+    The generation is for labels (which run of the code a message is about), never for
+    decisions: a state's identity leaves it out."""
 
     instance: str
     plan: Plan
     contract: Contract
+    generation: int = 1
 
     def tool(self, call: Call) -> Tool | None:
         return self.contract.tool(call.name)
@@ -147,6 +153,17 @@ def undo_arguments(
     return arguments
 
 
+def is_async_entry(found: object) -> bool:
+    """Whether ``found`` is an asyncio orchestrator (``txcheck.sim``) rather than a policy:
+    an ``async def`` function, or a class or object (not a ``Policy``) whose
+    ``orchestrate`` is one."""
+    if isinstance(found, Policy) or (isinstance(found, type) and issubclass(found, Policy)):
+        return False
+    if inspect.iscoroutinefunction(found):
+        return True
+    return inspect.iscoroutinefunction(getattr(found, "orchestrate", None))
+
+
 class Policy:
     """Base class: an outbox relay and a deduplicating consumer; subclasses orchestrate.
 
@@ -156,12 +173,18 @@ class Policy:
     - ``uses_outbox``: tool calls write their events into the outbox in the same local
       transaction (otherwise the orchestrator must ``Publish`` them: a dual write);
     - ``max_attempts``: the retry budget per call, which the ``retry_budget`` invariant
-      holds the policy to (``None``: no budget declared).
+      holds the policy to (``None``: no budget declared);
+    - ``late_commits``: the checker may also answer a tool call with a timeout while the
+      call is still in flight and commits later (``Outcome.LATE_COMMIT``): what a client
+      that gives up on a call (``asyncio.wait_for``, a cancelled task) faces. Off for
+      the built-in generator policies, whose recorded results predate it; on for asyncio
+      orchestrators (``txcheck.sim``).
     """
 
     name: str = "policy"
     uses_outbox: bool = True
     max_attempts: int | None = 3
+    late_commits: bool = False
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
         raise NotImplementedError(f"{type(self).__name__} must implement orchestrate()")
