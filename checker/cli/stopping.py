@@ -33,6 +33,11 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 _CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
 
+monotonic = time.monotonic
+"""The real clock, taken when this module is imported (before any simulated loop runs):
+a ``txcheck.sim`` loop swaps ``time.monotonic`` for its virtual clock while it runs, and
+a watchdog must measure real time even then."""
+
 
 class Stopping:
     """``with Stopping(command, deadline, ...) as stop:``; ``stop.code`` is 130 or 143
@@ -54,7 +59,7 @@ class Stopping:
         self._previous: dict[int, Any] = {}
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
-        self._started = time.monotonic()
+        self._started = monotonic()
 
     @property
     def code(self) -> int | None:
@@ -78,7 +83,7 @@ class Stopping:
             budget = self.time_budget + max(30.0, self.time_budget)
         while not self._done.wait(0.25):
             since = IN_USER_CODE[0]
-            now = time.monotonic()
+            now = monotonic()
             if limit is not None and since is not None and now - since > limit:
                 who = USER_CODE_NAME[0] or "user code"
                 kind = who.split(" ", 1)[0]

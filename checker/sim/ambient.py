@@ -40,7 +40,12 @@ from typing import Any, Protocol
 from txcheck.models.errors import SimulationError
 from txcheck.sim.fences import refusal
 
-__all__ = ["RANDOM_FUNCTIONS", "Ambient", "enter", "leave"]
+__all__ = [
+    "RANDOM_FUNCTIONS",
+    "Ambient",
+    "enter",
+    "leave",
+]
 
 
 class Ambient(Protocol):

@@ -125,10 +125,21 @@ class SimLoop(asyncio.AbstractEventLoop):
     ``seed`` seeds ``random``'s functions, ``uuid4`` and ``os.urandom`` during runs (as
     ``self.random`` and ``self.entropy``); ``epoch`` is ``time.time()`` at virtual 0.0;
     ``virtual=False`` leaves those ambient functions real (the loop itself stays virtual).
+    ``keep_tasks`` holds every task the loop makes (``kept_tasks``), so that none is freed
+    while its owner keeps the loop: a freed coroutine runs its ``finally`` blocks, which a
+    checker must decide when to allow (``txcheck.sim.actors``).
     """
 
-    def __init__(self, *, seed: int = 0, epoch: float = EPOCH, virtual: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        epoch: float = EPOCH,
+        virtual: bool = True,
+        keep_tasks: bool = False,
+    ) -> None:
         self.seed = seed
+        self.kept_tasks: list[asyncio.Task[Any]] | None = [] if keep_tasks else None
         self.epoch = epoch
         self.txcheck_virtual = virtual
         self.random = random.Random(seed)
@@ -389,8 +400,12 @@ class SimLoop(asyncio.AbstractEventLoop):
         if name is None:
             name = f"Task-{next(self._task_names)}"
         if context is None:
-            return SimTask(coro, loop=self, name=name)
-        return SimTask(coro, loop=self, name=name, context=context)  # type: ignore[call-arg]
+            made: asyncio.Task[_T] = SimTask(coro, loop=self, name=name)
+        else:
+            made = SimTask(coro, loop=self, name=name, context=context)  # type: ignore[call-arg]
+        if self.kept_tasks is not None:
+            self.kept_tasks.append(made)
+        return made
 
     def set_task_factory(self, factory: Any) -> None:
         """A factory's tasks are its own: not numbered, so sets of them iterate in memory

@@ -37,7 +37,7 @@ from txcheck.models.errors import (
 )
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy
-from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.policies.base import Policy, is_async_entry
 from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
@@ -201,6 +201,17 @@ def _load_all(
 def _instantiate(spec: str, found: Any) -> Policy:
     if isinstance(found, Policy):
         return found
+    if is_async_entry(found):
+        from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
+
+        try:
+            return AsyncPolicy(found)
+        except ControlFlow:
+            raise  # a real Ctrl-C
+        except BaseException as error:  # user code: even SystemExit is reported, not obeyed
+            raise PolicyError(
+                f"creating policy {spec!r} raised {type(error).__name__}: {error}"
+            ) from None
     if isinstance(found, type) and issubclass(found, Policy):
         try:
             return found()
@@ -211,24 +222,38 @@ def _instantiate(spec: str, found: Any) -> Policy:
                 f"creating policy {spec!r} raised {type(error).__name__}: {error}"
             ) from None
     raise PolicyError(
-        f"{spec!r} must be a Policy subclass or instance (got {type(found).__name__})"
+        f"{spec!r} must be a Policy subclass or instance, or an asyncio orchestrator "
+        f"('async def orchestrate(ctx, ports)' or a class with one; got {type(found).__name__})"
     )
 
 
 def load_policy(
-    spec: str | Policy | type[Policy], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
+    spec: str | Policy | type | Callable[..., Any], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
 ) -> LoadedPolicy:
     """The policy ``spec`` names: a built-in name or ``package.module:Name``; a Policy
     instance or subclass is taken as is, and named by its import path when it has one
     (so traces and printed reproductions can load it again). User policies run under the
     watchdog unless ``timeout`` is None."""
-    if isinstance(spec, Policy) or (isinstance(spec, type) and issubclass(spec, Policy)):
+    if not isinstance(spec, (str, Policy)) and is_async_entry(spec):
+        from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
+
+        made = AsyncPolicy(spec)
+        policy: Policy = made
+        builtin = False
+        name = made.import_path or made.name
+    elif isinstance(spec, Policy) or (isinstance(spec, type) and issubclass(spec, Policy)):
         policy = _instantiate(repr(spec), spec)
         cls = spec if isinstance(spec, type) else type(spec)
         builtin = BUILTIN_POLICIES.get(policy.name) is cls
-        name = policy.name if builtin else import_path(cls) or policy.name
+        own = getattr(policy, "import_path", None)  # an async policy: its entry's path
+        name = policy.name if builtin else own or import_path(cls) or policy.name
         if builtin:
             return LoadedPolicy(spec=name, policy=policy, builtin=True)
+    elif not isinstance(spec, str):
+        raise PolicyError(
+            f"{spec!r} is not a policy: expected a Policy (instance or subclass), an asyncio "
+            "orchestrator, a built-in name or an import path 'package.module:Name'"
+        )
     else:
         builtin = spec in BUILTIN_POLICIES
         if builtin:

@@ -58,6 +58,11 @@ DEFAULT_POLICY_TIMEOUT = 5.0
 MIN_TIMEOUT = 0.001
 MAX_TIMEOUT = 1_000_000_000.0
 
+monotonic = time.monotonic
+"""The real clock, taken when this module is imported (before any simulated loop runs):
+a ``txcheck.sim`` loop swaps ``time.monotonic`` for its virtual clock while it runs, and
+a watchdog must measure real time even then."""
+
 
 class _Stuck(BaseException):
     """Raised by the alarm inside a user policy (a BaseException, so a policy's own
@@ -92,7 +97,7 @@ class _ThreadAlarms:
     def _watch(self) -> None:
         while True:
             time.sleep(self.TICK)
-            now = time.monotonic()
+            now = monotonic()
             with self._lock:
                 for thread, due in list(self._due.items()):
                     if now >= due:
@@ -109,7 +114,7 @@ class _ThreadAlarms:
                     target=self._watch, name="txcheck-policy-watchdog", daemon=True
                 )
                 self._watcher.start()
-            self._due[thread] = time.monotonic() + seconds
+            self._due[thread] = monotonic() + seconds
         try:
             yield
         finally:
@@ -160,7 +165,7 @@ def _watched(
     alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
     who = f"policy {policy!r}"
     while True:
-        IN_USER_CODE[0] = time.monotonic()
+        IN_USER_CODE[0] = monotonic()
         USER_CODE_NAME[0] = who
         try:
             with alarm(seconds):
@@ -196,9 +201,17 @@ def _watched(
 
 
 def _close_watched(gen: ActorGen, seconds: float, who: str) -> str | None:
-    """Close a user policy's generator under the watchdog; what went wrong, or None."""
+    """Close a user policy's generator under the watchdog; what went wrong, or None. The
+    garbage collector may close one while other user code runs (an asyncio actor's loop
+    is in cycles that are freed at any moment): it is then closed under that code's own
+    limit, which a second alarm would cancel."""
+    if IN_USER_CODE[0] is not None:
+        try:
+            return close_generator(gen, passes=(_Stuck,))
+        except UserCodeError as error:
+            return str(error)
     alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
-    IN_USER_CODE[0] = time.monotonic()
+    IN_USER_CODE[0] = monotonic()
     USER_CODE_NAME[0] = who
     try:
         with alarm(seconds):
@@ -239,7 +252,7 @@ class Bounded:
 
     def __call__(self, *args: Any) -> Any:
         alarm = _alarm if watchdog_available() else _THREAD_ALARMS.alarm
-        IN_USER_CODE[0] = time.monotonic()
+        IN_USER_CODE[0] = monotonic()
         USER_CODE_NAME[0] = self.who
         try:
             with alarm(self.seconds):
@@ -335,6 +348,7 @@ class WatchedPolicy(Policy):
         policy inherits its ``name``, which would blame the built-in)."""
         self.uses_outbox = inner.uses_outbox
         self.max_attempts = inner.max_attempts
+        self.late_commits = inner.late_commits
         self.problems: list[str] = []
         """What went wrong closing one of its generators (``_watched``): reported when
         the policy next starts a generator."""
