@@ -22,9 +22,12 @@ from txcheck.cli import EXIT_FOUND, EXIT_OK
 from txcheck.cli.console import report_console
 from txcheck.cli.render_scenarios import ScenariosReport
 from txcheck.cli.user_code import add_user_code_options, user_code
+from txcheck.exploration.usercode.loading import load_policy
 from txcheck.models.errors import InputError
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.policies.controls import DESIGNATED
 from txcheck.scenarios.catalog import CONTROLS, SCENARIOS
 from txcheck.scenarios.results import check_results, write_results
 from txcheck.scenarios.run import broken, run_all
@@ -61,9 +64,40 @@ def register(subparsers: Any) -> None:
         help="replace raw_results.jsonl and summary.json in --out even when they are not "
         "result files (or are symbolic links)",
     )
+    parser.add_argument(
+        "--policy",
+        metavar="SPEC",
+        help="run the 14 scenarios under this policy instead of guarded: an import path "
+        "'package.module:Name' (a Policy, or an asyncio orchestrator)",
+    )
+    parser.add_argument(
+        "--control",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="run the positive control NAME (control-fresh-key, ...) with the policy SPEC "
+        "instead of the built-in one; repeatable",
+    )
     add_user_code_options(parser)
     parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
     parser.set_defaults(run=run)
+
+
+def substitutes(args: argparse.Namespace) -> dict[str, Policy]:
+    """The policies ``--policy`` and ``--control`` put in place of the built-in ones."""
+    chosen: dict[str, Policy] = {}
+    if args.policy:
+        chosen["guarded"] = load_policy(args.policy).policy
+    for given in args.control:
+        name, _, spec = given.partition("=")
+        if name not in DESIGNATED or not spec:
+            known = ", ".join(sorted(DESIGNATED))
+            raise InputError(
+                f"expected NAME=SPEC with NAME one of {known} (got {given!r})",
+                source="--control",
+            )
+        chosen[name] = load_policy(spec).policy
+    return chosen
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +112,11 @@ def run(args: argparse.Namespace) -> int:
     code = user_code(args)
     contract, fixture = default_contract(), default_fixture()
     runs = run_all(
-        contract=contract, fixture=fixture, services=code.services, invariants=code.invariants
+        contract=contract,
+        fixture=fixture,
+        services=code.services,
+        invariants=code.invariants,
+        substitutes=substitutes(args),
     )
     try:
         files = write_results(runs, out, contract=contract, fixture=fixture, force=args.force)

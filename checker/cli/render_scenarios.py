@@ -96,8 +96,10 @@ class ScenariosReport:
     def _footer(self) -> Iterator[Any]:
         scenarios, controls = self.summary["scenarios"], self.summary["controls"]
         style = "bold green" if self.summary["ok"] else "bold red"
+        under = next((r.policy for r in self.runs if r.control is None), "guarded")
         yield Text(
-            f"{scenarios['passed']}/{scenarios['total']} scenarios passed under guarded; "
+            f"{scenarios['passed']}/{scenarios['total']} scenarios passed under "
+            f"{one_line(under, None)}; "
             f"{controls['seen']}/{controls['total']} controls showed their expected failure.",
             style=style,
         )

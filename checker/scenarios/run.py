@@ -10,7 +10,7 @@ is the world of a fresh session before any step. The trace is ``trace_of``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -135,7 +135,9 @@ class ScenarioRun:
         )
 
 
-def _policy(name: str) -> Policy:
+def _policy(name: str, substitutes: Mapping[str, Policy]) -> Policy:
+    if name in substitutes:
+        return substitutes[name]
     policy = builtin_policy(name)
     if policy is None:  # pragma: no cover - scenarios.py checks its policies at import
         raise KeyError(f"no built-in policy {name!r}")
@@ -152,9 +154,11 @@ def _run(
     fixture: WorldFixture,
     services: Sequence[ServiceSet] = (CHECKOUT,),
     invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+    substitutes: Mapping[str, Policy],
 ) -> ScenarioRun:
+    implementation = _policy(policy, substitutes)
     target = Target(
-        policy=_policy(policy),
+        policy=implementation,
         contract=contract,
         fixture=fixture,
         services=tuple(services),
@@ -170,7 +174,7 @@ def _run(
     checks = (quiesced(), deviations_applied(len(entry.deviations)), *extra)
     return ScenarioRun(
         scenario=entry,
-        policy=policy,
+        policy=implementation.name,
         control=control,
         execution=execution,
         before=before,
@@ -188,8 +192,10 @@ def run_scenario(
     fixture: WorldFixture,
     services: Sequence[ServiceSet] = (CHECKOUT,),
     invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+    substitutes: Mapping[str, Policy] | None = None,
 ) -> ScenarioRun:
-    """``entry`` under ``guarded``, judged by its own assertions."""
+    """``entry`` under ``guarded`` (or what ``substitutes`` gives for it), judged by its own
+    assertions."""
     return _run(
         entry,
         policy=GUARDED,
@@ -199,6 +205,7 @@ def run_scenario(
         fixture=fixture,
         services=services,
         invariants=invariants,
+        substitutes=substitutes or {},
     )
 
 
@@ -209,9 +216,10 @@ def run_control(
     fixture: WorldFixture,
     services: Sequence[ServiceSet] = (CHECKOUT,),
     invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+    substitutes: Mapping[str, Policy] | None = None,
 ) -> ScenarioRun:
-    """The control's policy on its scenario: the designated invariant must fire and the
-    control's own assertions must hold."""
+    """The control's policy (or what ``substitutes`` gives for it) on its scenario: the
+    designated invariant must fire and the control's own assertions must hold."""
     checks = (invariant_fired(entry.designated), *entry.assertions)
     return _run(
         scenario(entry.scenario),
@@ -222,6 +230,7 @@ def run_control(
         fixture=fixture,
         services=services,
         invariants=invariants,
+        substitutes=substitutes or {},
     )
 
 
@@ -231,21 +240,34 @@ def run_all(
     fixture: WorldFixture,
     services: Sequence[ServiceSet] = (CHECKOUT,),
     invariants: Sequence[Invariant] = DEFAULT_INVARIANTS,
+    substitutes: Mapping[str, Policy] | None = None,
 ) -> list[ScenarioRun]:
     """The 14 scenarios, then the 5 controls, in definition order, with ``services`` and
     held to ``invariants`` (the user's own, from the CLI, beside the defaults). The runs
     stop after the first in which a service or an invariant failed (``broken``): that is
-    the user's mistake to fix, and the next runs would meet it again (or hang again)."""
+    the user's mistake to fix, and the next runs would meet it again (or hang again).
+    ``substitutes`` runs another policy in place of a built-in one, by name (``guarded``,
+    a control's name): your own orchestrator, say its asyncio version."""
     runs: list[ScenarioRun] = []
     entries: list[Scenario | Control] = [*SCENARIOS, *CONTROLS]
     for entry in entries:
         if isinstance(entry, Control):
             run = run_control(
-                entry, contract=contract, fixture=fixture, services=services, invariants=invariants
+                entry,
+                contract=contract,
+                fixture=fixture,
+                services=services,
+                invariants=invariants,
+                substitutes=substitutes,
             )
         else:
             run = run_scenario(
-                entry, contract=contract, fixture=fixture, services=services, invariants=invariants
+                entry,
+                contract=contract,
+                fixture=fixture,
+                services=services,
+                invariants=invariants,
+                substitutes=substitutes,
             )
         runs.append(run)
         if broken(run) is not None:
