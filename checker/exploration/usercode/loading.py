@@ -228,7 +228,9 @@ def _instantiate(spec: str, found: Any) -> Policy:
 
 
 def load_policy(
-    spec: str | Policy | type | Callable[..., Any], *, timeout: float | None = DEFAULT_POLICY_TIMEOUT
+    spec: str | Policy | type | Callable[..., Any],
+    *,
+    timeout: float | None = DEFAULT_POLICY_TIMEOUT,
 ) -> LoadedPolicy:
     """The policy ``spec`` names: a built-in name or ``package.module:Name``; a Policy
     instance or subclass is taken as is, and named by its import path when it has one
