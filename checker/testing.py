@@ -21,7 +21,7 @@ objects are listed for you to pass. Failures are kept in txcheck's example datab
 from __future__ import annotations
 
 import unittest
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def _split(items: Sequence[Any], load: Any) -> tuple[tuple[Any, ...], tuple[str,
 
 
 def txcheck_testcase(
-    policy: str | Policy | type[Policy],
+    policy: str | Policy | type | Callable[..., Any],
     *,
     contract: Contract | None = None,
     fixture: WorldFixture | None = None,
@@ -77,8 +77,8 @@ def txcheck_testcase(
     trace_dir: str | None = TRACE_DIR,
     **hypothesis_settings: Any,
 ) -> type[unittest.TestCase]:
-    """A TestCase that model-checks ``policy`` (an instance, a class, a built-in name or
-    ``package.module:Name``) over ``services`` (checkout, plus your own ``ServiceSet``s,
+    """A TestCase that model-checks ``policy`` (an instance, a class, a built-in name,
+    ``package.module:Name``, or an asyncio orchestrator: ``txcheck.sim``) over ``services`` (checkout, plus your own ``ServiceSet``s,
     as objects or ``module:NAME``) and ``invariants`` (likewise). ``plans`` fixes the plans
     (each entry: the plans of one run); by default they are generated from the contract.
     A failure's trace goes to ``trace_dir`` (None: none). Extra keyword arguments are

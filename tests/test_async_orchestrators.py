@@ -517,3 +517,21 @@ def test_default_explore_gives_the_twins_the_same_verdicts(
     caught_twin = explore_json(f"{spec}.naive:Naive", seed, capsys)
     assert caught["exit"] == caught_twin["exit"] == 1
     assert caught_twin["verdict"]["outcome"] == caught["verdict"]["outcome"] == "counterexample"
+
+
+def test_txcheck_testcase_checks_an_async_orchestrator(tmp_path: Path) -> None:
+    import unittest  # noqa: PLC0415
+
+    from txcheck.testing import txcheck_testcase  # noqa: PLC0415
+
+    def outcome(entry: Any) -> unittest.TestResult:
+        case = txcheck_testcase(
+            entry, plans=[SINGLE], max_examples=30, trace_dir=str(tmp_path), database=None
+        )
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)
+        assert result.testsRun == 1
+        return result
+
+    assert outcome(naive.Naive).failures  # caught
+    assert not outcome(guarded.Guarded).failures and not outcome(guarded.Guarded).errors

@@ -137,8 +137,9 @@ def _no_answer(response: Any) -> bool:
 
 
 def _unfinished(loop: SimLoop) -> list[asyncio.Task[Any]]:
-    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
-    return sorted(tasks, key=lambda task: getattr(task, "number", 0))
+    """The loop's unfinished tasks, oldest first (from the loop's own list: asyncio's
+    ``all_tasks`` scans every task of the process)."""
+    return [t for t in loop.kept_tasks or () if not t.done()]
 
 
 def _bury(channel: Channel) -> None:

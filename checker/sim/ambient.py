@@ -25,6 +25,7 @@ own bound references).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import sys
@@ -159,19 +160,33 @@ def _urandom(real: Callable[[int], bytes]) -> Callable[[int], bytes]:
     return seeded
 
 
+_FACTORIES: list[tuple[ModuleType, str, Callable[[Any], Any]]] = [
+    (time, "monotonic", lambda real: _clock(real, False)),
+    (time, "perf_counter", lambda real: _clock(real, False)),
+    (time, "time", lambda real: _clock(real, True)),
+    (time, "monotonic_ns", lambda real: _clock_ns(real, False)),
+    (time, "perf_counter_ns", lambda real: _clock_ns(real, False)),
+    (time, "time_ns", lambda real: _clock_ns(real, True)),
+    (time, "sleep", _sleep),
+    (uuid, "uuid4", _uuid4),
+    (os, "urandom", _urandom),
+    *[(random, name, functools.partial(_random, name)) for name in RANDOM_FUNCTIONS],
+]
+"""What each swapped attribute's stand-in is made from (the function it stands in for)."""
+
+_MADE: dict[tuple[str, str], tuple[Any, Any]] = {}
+"""(module, name) -> (the function, its stand-in), made once: a checker enters and leaves
+the loop at every step, and the stand-ins read the running loop, not their maker."""
+
+
 def _replacements() -> list[tuple[ModuleType, str, Any]]:
-    swaps: list[tuple[ModuleType, str, Any]] = [
-        (time, "monotonic", _clock(time.monotonic, False)),
-        (time, "perf_counter", _clock(time.perf_counter, False)),
-        (time, "time", _clock(time.time, True)),
-        (time, "monotonic_ns", _clock_ns(time.monotonic_ns, False)),
-        (time, "perf_counter_ns", _clock_ns(time.perf_counter_ns, False)),
-        (time, "time_ns", _clock_ns(time.time_ns, True)),
-        (time, "sleep", _sleep(time.sleep)),
-        (uuid, "uuid4", _uuid4(uuid.uuid4)),
-        (os, "urandom", _urandom(os.urandom)),
-    ]
-    swaps.extend((random, name, _random(name, getattr(random, name))) for name in RANDOM_FUNCTIONS)
+    swaps: list[tuple[ModuleType, str, Any]] = []
+    for module, name, make in _FACTORIES:
+        current = getattr(module, name)
+        made = _MADE.get((module.__name__, name))
+        if made is None or made[0] is not current:
+            made = _MADE[(module.__name__, name)] = (current, make(current))
+        swaps.append((module, name, made[1]))
     return swaps
 
 

@@ -293,7 +293,8 @@ class SimLoop(asyncio.AbstractEventLoop):
             raise RuntimeError("Cannot close a running event loop")
         if self._closed:
             return
-        for task in asyncio.all_tasks(self):
+        tasks = self.kept_tasks if self.kept_tasks is not None else asyncio.all_tasks(self)
+        for task in tasks:  # its own list when it keeps one: all_tasks scans the process
             task._log_destroy_pending = False  # type: ignore[attr-defined]
         self._closed = True
         self._ready.clear()
