@@ -78,9 +78,10 @@ def txcheck_testcase(
     **hypothesis_settings: Any,
 ) -> type[unittest.TestCase]:
     """A TestCase that model-checks ``policy`` (an instance, a class, a built-in name,
-    ``package.module:Name``, or an asyncio orchestrator: ``txcheck.sim``) over ``services`` (checkout, plus your own ``ServiceSet``s,
-    as objects or ``module:NAME``) and ``invariants`` (likewise). ``plans`` fixes the plans
-    (each entry: the plans of one run); by default they are generated from the contract.
+    ``package.module:Name``, or an asyncio orchestrator: ``txcheck.sim``) over
+    ``services`` (checkout, plus your own ``ServiceSet``s, as objects or ``module:NAME``)
+    and ``invariants`` (likewise). ``plans`` fixes the plans (each entry: the plans of one
+    run); by default they are generated from the contract.
     A failure's trace goes to ``trace_dir`` (None: none). Extra keyword arguments are
     Hypothesis settings (``database=...``, ``derandomize=True``, ...)."""
     loaded = load_policy(policy, timeout=policy_timeout)
