@@ -535,3 +535,25 @@ def test_txcheck_testcase_checks_an_async_orchestrator(tmp_path: Path) -> None:
 
     assert outcome(naive.Naive).failures  # caught
     assert not outcome(guarded.Guarded).failures and not outcome(guarded.Guarded).errors
+
+
+def test_an_async_target_ships_to_workers_by_its_entry_path() -> None:
+    from txcheck.exploration.spread.shipping import (  # noqa: PLC0415
+        ShippingError,
+        describe,
+        rebuild,
+    )
+
+    loaded = load_policy("examples.async_orchestrators.guarded:InFlightAware")
+    spec = describe(target(loaded.policy))
+    assert spec.policy == "examples.async_orchestrators.guarded:InFlightAware"
+    rebuilt = rebuild(spec).policy
+    assert isinstance(getattr(rebuilt, "inner", rebuilt), AsyncPolicy)
+    assert rebuilt.late_commits and rebuilt.name == spec.policy
+
+    class Local:  # not importable: refused before any search, naming why
+        async def orchestrate(self, ctx: Any, ports: Ports) -> None:
+            await ports.journal.read()
+
+    with pytest.raises(ShippingError, match="entry point is not importable"):
+        describe(target(AsyncPolicy(Local)))

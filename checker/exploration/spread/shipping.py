@@ -97,6 +97,16 @@ def _policy(policy: Policy) -> tuple[str, float | None]:
     inner = policy
     if isinstance(policy, WatchedPolicy):
         timeout, inner = policy.seconds, policy.inner
+    entry_path = getattr(inner, "import_path", None)  # an asyncio orchestrator's entry
+    if hasattr(inner, "entry"):
+        if entry_path is None:
+            raise ShippingError(
+                f"policy {inner.name!r} cannot be sent to workers: its entry point is not "
+                "importable (define it at the top of a module, not in __main__ or inside a "
+                "function)",
+                source="--workers",
+            )
+        return str(entry_path), timeout
     cls = type(inner)
     builtin = BUILTIN_POLICIES.get(inner.name) is cls
     instance = None if builtin else _module_name(cls.__module__, inner)
