@@ -36,7 +36,7 @@ from txcheck.sim import AsyncPolicy, Ports, is_async_entry
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from examples.async_orchestrators import controls, guarded, naive  # noqa: E402
+from examples.async_orchestrators import controls, guarded, naive, wait_for  # noqa: E402
 
 CONTRACT = default_contract()
 FIXTURE = default_fixture()
@@ -157,42 +157,8 @@ def test_the_naive_twin_is_caught_like_naive() -> None:
 # -- late commits -------------------------------------------------------------------------
 
 
-class WaitForFreshKey:
-    """Gives each call 5 s (``asyncio.wait_for``) and retries a timeout under a fresh key,
-    as a client that mints a key per request does."""
-
-    name = "wait-for-fresh-key"
-    max_attempts = 3
-    stable_key = False
-
-    async def orchestrate(self, ctx: Any, ports: Ports) -> None:
-        import uuid  # noqa: PLC0415 - the seeded stand-in is what the code gets
-
-        for call in ctx.plan.calls:
-            tool = ctx.tool(call)
-            arguments = dict(call.arguments)
-            for _ in range(self.max_attempts):
-                try:
-                    result = await asyncio.wait_for(
-                        ports.tools.call(call.name, arguments, call_id=call.id), 5
-                    )
-                except TimeoutError:
-                    if tool.idempotency_key and not self.stable_key:
-                        arguments[tool.idempotency_key] = f"k-{uuid.uuid4().hex[:8]}"
-                    await asyncio.sleep(1)
-                    continue
-                if result.status == "ok":
-                    break
-                if result.status == "rejected":
-                    return
-                await asyncio.sleep(1)
-            else:
-                return
-
-
-class WaitForStableKey(WaitForFreshKey):
-    name = "wait-for-stable-key"
-    stable_key = True
+WaitForFreshKey = wait_for.FreshKey
+WaitForStableKey = wait_for.StableKey
 
 
 def late_commit_on_first_charge(policy: Policy) -> Session:
