@@ -161,11 +161,13 @@ WaitForFreshKey = wait_for.FreshKey
 WaitForStableKey = wait_for.StableKey
 
 
-def late_commit_on_first_charge(policy: Policy) -> Session:
+def late_commit_on_first_charge(
+    policy: Policy, *, stop_at_first: bool = False, only: tuple[str, ...] = DUPLICATES
+) -> Session:
     """The default schedule, but the first charge times out and lands as soon as the next
     charge attempt has been answered (before the order is confirmed, which would make the
     service refuse it)."""
-    session = Session(target(policy, only=DUPLICATES), SINGLE, stop_at_first=False)
+    session = Session(target(policy, only=only), SINGLE, stop_at_first=stop_at_first)
     late = False
     while session.choices() and not session.done:
         options = session.choices()
@@ -523,3 +525,25 @@ def test_an_async_target_ships_to_workers_by_its_entry_path() -> None:
 
     with pytest.raises(ShippingError, match="entry point is not importable"):
         describe(target(AsyncPolicy(Local)))
+
+
+def test_a_late_commit_trace_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from txcheck.cli import main  # noqa: PLC0415
+    from txcheck.traces.document import trace_of, write_trace  # noqa: PLC0415
+
+    monkeypatch.chdir(ROOT)
+    spec = "examples.async_orchestrators.wait_for:FreshKey"
+    harms = ("no_double_charge", "no_double_effect")
+    session = late_commit_on_first_charge(load_policy(spec).policy, stop_at_first=True, only=harms)
+    execution = session.finish()
+    document = trace_of(execution, policy=spec, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+    outcomes = [step["outcome"] for step in document["steps"]]
+    assert "late_commit" in outcomes
+    assert any(step["actor"] == SERVICE for step in document["steps"])
+    path = tmp_path / "late.json"
+    write_trace(document, path)
+    argv = ["replay", str(path), "--policy", spec, "--invariants-only", *harms]
+    assert main(argv) == 1
+    assert "Reproduced: no_double_charge" in capsys.readouterr().out
