@@ -24,7 +24,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ActorGen",
         "OrchestratorContext",
         "undo_arguments",
+        "shares_resource",
+        "UNDO_SUFFIX",
     ),
+    "txcheck.models.plan.plan_verdicts": ("plan_verdict",),
     "txcheck.models.sim.policies.journal": ("JournalState", "Phase", "TERMINAL_PHASES"),
     "txcheck.models.sim.policies": ("Guarded", "Naive", "BUILTIN_POLICIES", "builtin_policy"),
     "txcheck.models.sim.requests": (
@@ -273,6 +276,9 @@ if TYPE_CHECKING:
         load_contract as load_contract,
         parse_contract as parse_contract,
     )
+    from txcheck.models.plan.plan_verdicts import (
+        plan_verdict as plan_verdict,
+    )
     from txcheck.models.plan.proposal import (
         Call as Call,
         Plan as Plan,
@@ -319,9 +325,11 @@ if TYPE_CHECKING:
         builtin_policy as builtin_policy,
     )
     from txcheck.models.sim.policies.base import (
+        UNDO_SUFFIX as UNDO_SUFFIX,
         ActorGen as ActorGen,
         OrchestratorContext as OrchestratorContext,
         Policy as Policy,
+        shares_resource as shares_resource,
         undo_arguments as undo_arguments,
     )
     from txcheck.models.sim.policies.journal import (

@@ -12,9 +12,17 @@ from __future__ import annotations
 
 from txcheck.models.errors import PolicyError
 from txcheck.models.plan.contract import ArgRef, Contract, ReceiptRef, Tool
+from txcheck.models.plan.plan_verdicts import plan_verdict
 from txcheck.models.plan.proposal import Call, Plan
 from txcheck.models.sim.policies import BUILTIN_POLICIES, Guarded, Naive, builtin_policy
-from txcheck.models.sim.policies.base import ActorGen, OrchestratorContext, Policy, undo_arguments
+from txcheck.models.sim.policies.base import (
+    UNDO_SUFFIX,
+    ActorGen,
+    OrchestratorContext,
+    Policy,
+    shares_resource,
+    undo_arguments,
+)
 from txcheck.models.sim.policies.journal import TERMINAL_PHASES, JournalState, Phase
 from txcheck.models.sim.requests import (
     Ack,
@@ -44,6 +52,7 @@ from txcheck.models.sim.requests import (
 __all__ = [
     "BUILTIN_POLICIES",
     "TERMINAL_PHASES",
+    "UNDO_SUFFIX",
     "Ack",
     "ActorGen",
     "ApplyEffect",
@@ -79,5 +88,7 @@ __all__ = [
     "Tool",
     "ToolResult",
     "builtin_policy",
+    "plan_verdict",
+    "shares_resource",
     "undo_arguments",
 ]

@@ -23,9 +23,14 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from txcheck.models.plan.plan_verdicts import plan_verdict
-from txcheck.models.sim.policies.base import UNDO_SUFFIX, shares_resource
-from txcheck.policy import JournalState, Phase, undo_arguments
+from txcheck.policy import (
+    UNDO_SUFFIX,
+    JournalState,
+    Phase,
+    plan_verdict,
+    shares_resource,
+    undo_arguments,
+)
 
 Outcome = tuple[str, Mapping[str, Any] | None, str]  # ("ok"|"failed"|"unknown", receipt, why)
 
