@@ -143,6 +143,8 @@ USER_CODE_NAME: list[str] = [""]
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, _on_alarm)
+    if previous is None:  # a handler not installed from Python (at interpreter exit, say)
+        previous = signal.SIG_DFL
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
