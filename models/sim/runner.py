@@ -356,6 +356,7 @@ class Run:
         if actor.delivery is not None:
             self.world.requeue(actor.delivery)
             actor.delivery = None
+        self.world.crashed(actor.name)
         if actor.gen is not None:
             self._close(actor, actor.gen)
         actor.gen, actor.request, actor.wake_at = None, None, None

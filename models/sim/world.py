@@ -352,6 +352,11 @@ class World:
         """The caller crashed before the request was processed: nothing commits."""
         self._abort_key(pending)
 
+    def crashed(self, actor: str) -> None:
+        """``actor`` crashed (after ``abort`` of its call in flight): nothing here, where
+        every record is durable; a world on real stores closes its connections
+        (``txcheck.models.sim.stored``)."""
+
     def _abort_key(self, pending: PendingCall) -> None:
         if pending.key is not None and pending.tool.has_side_effect:
             self._touch(Part.STORE)
