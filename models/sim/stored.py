@@ -70,8 +70,8 @@ class Stores:
     """The store classes a world keeps its journal and idempotency records in (None: the
     in-memory model), and the names they were given by (``module:Class``, for traces)."""
 
-    journal: Factory | None = attrs.field(default=None, eq=False)
-    idempotency: Factory | None = attrs.field(default=None, eq=False)
+    journal: Callable[[str], Any] | None = attrs.field(default=None, eq=False)
+    idempotency: Callable[[str], Any] | None = attrs.field(default=None, eq=False)
     names: Mapping[str, str] = attrs.field(factory=dict)
 
     def world(self, **settings: Any) -> StoredWorld:
