@@ -50,7 +50,7 @@ def _search(max_faults: int, stores: Stores | None) -> tuple[float, int, int, st
     started = _cpu()
     result: Any = explore(target, engine="systematic", seeds=False, deadline=Deadline())
     spent = _cpu() - started
-    report = result.engines[0]
+    report = result.reports[0]
     found = "counterexample" if result.counterexample is not None else "pass"
     return spent, report.runs, report.states, found
 
