@@ -70,7 +70,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     # services and the world
     "txcheck.models.sim.services": ("ServiceSet", "Committed", "Rejected", "Handler"),
     "txcheck.models.sim.checkout": ("CHECKOUT",),
-    "txcheck.models.sim.stored": ("StoredWorld", "Stores"),
+    "txcheck.models.sim.stored": ("Database", "MemoryDatabase", "StoredWorld", "Stores"),
     "txcheck.models.sim.world": ("World",),
     # contracts, fixtures, proposals, validation, scoring
     "txcheck.models.plan.contract": (
@@ -364,6 +364,8 @@ if TYPE_CHECKING:
         ServiceSet as ServiceSet,
     )
     from txcheck.models.sim.stored import (
+        Database as Database,
+        MemoryDatabase as MemoryDatabase,
         StoredWorld as StoredWorld,
         Stores as Stores,
     )

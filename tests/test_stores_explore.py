@@ -222,3 +222,45 @@ def test_replay_refuses_a_users_store_unless_named(
     assert "--store journal=my_journal:MyJournal" in capsys.readouterr().err
     assert main(["replay", "u.json", "--store", "journal=my_journal:MyJournal", "--json"]) == 1
     capsys.readouterr()
+
+
+POSTGRES = ("--store", "journal=postgres", "--store", "idempotency=postgres")
+
+
+@pytest.mark.slow
+def test_guarded_on_postgres_gives_the_in_memory_verdicts_without_forking(
+    postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code_memory, memory = explore_json(capsys, "--max-faults", "1", "--json")
+    code, stored = explore_json(
+        capsys, "--max-faults", "1", "--json", *POSTGRES, "--dsn", postgres_dsn
+    )
+    assert code == code_memory == 0
+    assert _sameness(stored) == _sameness(memory)
+    notes = " ".join(stored["engines"][0]["notes"])
+    assert "(0 forked from a run" in notes  # a world on PostgreSQL is replayed, never forked
+
+
+@pytest.mark.slow
+def test_naive_on_postgres_replays_with_the_dsn_given_again(
+    postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ("--policy", "naive", "--max-faults", "1", "--json", "--trace-out", "p.json")
+    code, _ = explore_json(capsys, *argv, *POSTGRES, "--dsn", postgres_dsn)
+    assert code == 1
+    assert "postgres" in json.loads(Path("p.json").read_text())["stores"]["journal"]
+    assert main(["replay", "p.json"]) == 2  # PostgreSQL's stores, and no --dsn
+    assert "give --dsn" in capsys.readouterr().err
+    assert main(["replay", "p.json", "--json", "--dsn", postgres_dsn]) == 1
+    assert json.loads(capsys.readouterr().out)["reproduced"] is True
+
+
+def test_a_dsn_without_a_store_or_with_sqlites_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    dsn = "postgresql://nobody@127.0.0.1:1/none"
+    for argv in (["--dsn", dsn], ["--dsn", dsn, *SQLITE], list(POSTGRES)):
+        code = main(["explore", "--plan", PLAN, "--max-faults", "0", *argv])
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert len(err.strip().splitlines()) == 1, err

@@ -240,7 +240,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
         services=code.services,
         invariants=code.invariants,
         plans=plans,
-        stores=load_stores(args.store),
+        stores=load_stores(args.store, args.dsn),
         bounds=Bounds(max_faults=args.max_faults, max_states=args.max_states),
         budget=Budget(
             max_examples=args.max_examples,

@@ -58,8 +58,9 @@ def _stores(trace: Trace, args: argparse.Namespace) -> Stores | None:
     """The stores ``--store`` names, else the ones the trace recorded: those of
     ``txcheck.models.stores`` freely, a user's class only with ``--trust-trace``."""
     given = list(getattr(args, "store", []) or [])
+    dsn = getattr(args, "dsn", None)
     if given:
-        return load_stores(given)
+        return load_stores(given, dsn)
     foreign = untrusted(trace.stores)
     if foreign and not args.trust_trace:
         option = " ".join(f"--store {kind}={spec}" for kind, spec in sorted(trace.stores.items()))
@@ -68,4 +69,4 @@ def _stores(trace: Trace, args: argparse.Namespace) -> Stores | None:
             f"them only when you pass the same: {option} (or --trust-trace)",
             source=args.trace,
         )
-    return load_stores(trace.stores)
+    return load_stores(trace.stores, dsn)

@@ -11,12 +11,14 @@ user code, imported only when named again or with ``--trust-trace``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import atexit
+import gc
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from txcheck.exploration.usercode.loading import _resolve, _spec
 from txcheck.models.errors import InputError, StoreError
-from txcheck.models.sim.stored import STORE_KINDS, Stores, memory_database
+from txcheck.models.sim.stored import STORE_KINDS, Database, MemoryDatabase, Stores
 
 __all__ = [
     "BUILT_IN_STORES",
@@ -28,14 +30,24 @@ __all__ = [
 ]
 
 BUILT_IN_STORES = {
-    "journal": "txcheck.models.stores.sqlite:SqliteJournal",
-    "idempotency": "txcheck.models.stores.sqlite:SqliteIdempotencyStore",
+    "sqlite": {
+        "journal": "txcheck.models.stores.sqlite:SqliteJournal",
+        "idempotency": "txcheck.models.stores.sqlite:SqliteIdempotencyStore",
+    },
+    "postgres": {
+        "journal": "txcheck.models.stores.postgres:PostgresJournal",
+        "idempotency": "txcheck.models.stores.postgres:PostgresIdempotencyStore",
+    },
 }
-"""What ``sqlite`` names, by kind."""
+"""What ``sqlite`` and ``postgres`` name, by kind."""
 
 STORE_HELP = (
-    "keep a record in a real store: KIND is journal or idempotency, SPEC is sqlite (the "
-    "reference store) or package.module:Class; repeatable"
+    "keep a record in a real store: KIND is journal or idempotency, SPEC is sqlite or "
+    "postgres (the reference store; postgres needs --dsn) or package.module:Class; repeatable"
+)
+DSN_HELP = (
+    "open the stores on this PostgreSQL database, each run in a schema of its own (runs "
+    "are replayed, never forked); needs txcheck[postgres]"
 )
 
 _PROTOCOL_METHODS = {
@@ -48,6 +60,7 @@ def add_store_option(parser: Any) -> None:
     parser.add_argument(
         "--store", action="append", default=[], metavar="KIND=SPEC", help=STORE_HELP
     )
+    parser.add_argument("--dsn", metavar="URL", help=DSN_HELP)
 
 
 def _parse(values: Sequence[str]) -> dict[str, str]:
@@ -61,18 +74,31 @@ def _parse(values: Sequence[str]) -> dict[str, str]:
             )
         if kind in chosen:
             raise InputError(f"{kind} is given twice", source="--store")
-        spec = BUILT_IN_STORES[kind] if spec == "sqlite" else _spec(spec, "--store", "a store")
+        if spec in BUILT_IN_STORES:
+            spec = BUILT_IN_STORES[spec][kind]
+        else:
+            spec = _spec(spec, "--store", "a store")
         chosen[kind] = spec
     return chosen
 
 
-def load_stores(values: Sequence[str] | Mapping[str, str]) -> Stores | None:
-    """The stores ``--store`` values (or a trace's record of them) name, each opened once
-    on a scratch database to check it (a failure is one line, ``StoreError``); None when
-    there are none."""
+def load_stores(values: Sequence[str] | Mapping[str, str], dsn: str | None = None) -> Stores | None:
+    """The stores ``--store`` values (or a trace's record of them) name, on SQLite or
+    (with ``dsn``) PostgreSQL, each opened once on a scratch database to check it (a
+    failure is one line, ``StoreError``); None when there are none."""
     chosen = dict(values) if isinstance(values, Mapping) else _parse(values)
     if not chosen:
+        if dsn is not None:
+            raise InputError("--dsn needs --store: it says where the stores are", source="--dsn")
         return None
+    postgres = [k for k, s in chosen.items() if s == BUILT_IN_STORES["postgres"][k]]
+    sqlite = [k for k, s in chosen.items() if s == BUILT_IN_STORES["sqlite"][k]]
+    if postgres and dsn is None:
+        raise InputError(f"the {postgres[0]} store is PostgreSQL's: give --dsn", source="--store")
+    if sqlite and dsn is not None:
+        raise InputError(
+            f"the {sqlite[0]} store is SQLite's: it cannot open --dsn", source="--store"
+        )
     factories: dict[str, Any] = {}
     for kind, spec in sorted(chosen.items()):
         if kind not in STORE_KINDS:
@@ -81,16 +107,50 @@ def load_stores(values: Sequence[str] | Mapping[str, str]) -> Stores | None:
         if not callable(found):
             raise StoreError(f"{spec} is not a class or a callable")
         factories[kind] = found
+    database: Any = MemoryDatabase if dsn is None else _postgres(dsn)
     stores = Stores(
-        journal=factories.get("journal"), idempotency=factories.get("idempotency"), names=chosen
+        journal=factories.get("journal"),
+        idempotency=factories.get("idempotency"),
+        names=chosen,
+        database=database,
     )
     _check(stores)
     return stores
 
 
+def _postgres(dsn: str) -> Callable[[], Database]:
+    """Databases on PostgreSQL: a fresh schema each (dropped when its world is gone), on
+    one admin connection for the process (an unreachable server: ``StoreError``)."""
+    from txcheck.conformance.postgres import Schemas  # noqa: PLC0415 - psycopg, only here
+
+    schemas = Schemas(dsn)
+    atexit.register(schemas.close)
+
+    class PostgresDatabase:
+        """A schema of its own; not forkable (engines replay a run instead)."""
+
+        forkable = False
+
+        def __init__(self) -> None:
+            # A finished run's world may wait in a reference cycle, holding its connections:
+            # collect it first, or a search opens more than the server's max_connections
+            # (19 worlds alive at once without this on the checkout plan, 2 with it).
+            gc.collect()
+            self.path = schemas.fresh()
+
+        def fork(self) -> Database:
+            raise StoreError("a world on PostgreSQL is never forked")
+
+        def close(self) -> None:
+            schemas.drop(self.path)
+
+    return PostgresDatabase
+
+
 def _check(stores: Stores) -> None:
     """Open each store once and look for its protocol's methods."""
-    uri, keeper = memory_database()
+    database = stores.database()
+    uri = database.path
     try:
         for kind, factory in (("journal", stores.journal), ("idempotency", stores.idempotency)):
             if factory is None:
@@ -98,19 +158,23 @@ def _check(stores: Stores) -> None:
             try:
                 store = factory(uri)
             except Exception as error:
+                shown = "DSN" if not uri.startswith("file:") else "path"
                 raise StoreError(
-                    f"{stores.names[kind]}(path) raised {type(error).__name__}: {error}"
+                    f"{stores.names[kind]}({shown}) raised {type(error).__name__}: "
+                    f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}"
                 ) from None
             missing = [m for m in _PROTOCOL_METHODS[kind] if not callable(getattr(store, m, None))]
             connection = getattr(store, "connection", None)
             if connection is not None:
                 connection.close()
+            elif callable(getattr(store, "close", None)):
+                store.close()
             if missing:
                 raise StoreError(
                     f"{stores.names[kind]} is not a {kind} store: it has no {', '.join(missing)}"
                 )
     finally:
-        keeper.close()
+        database.close()
 
 
 def stores_record(stores: Stores | None) -> dict[str, Any]:

@@ -53,8 +53,13 @@ def add_rerun_options(parser: Any) -> None:
         action="append",
         default=[],
         metavar="KIND=SPEC",
-        help="run on this store (KIND journal or idempotency, SPEC sqlite or "
+        help="run on this store (KIND journal or idempotency, SPEC sqlite, postgres or "
         "package.module:Class) instead of the one the trace names; repeatable",
+    )
+    parser.add_argument(
+        "--dsn",
+        metavar="URL",
+        help="the PostgreSQL database a trace recorded on PostgreSQL stores runs on",
     )
     parser.add_argument(
         "--trust-trace",

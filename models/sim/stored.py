@@ -34,8 +34,9 @@ import functools
 import itertools
 import os
 import sqlite3
+import weakref
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -45,7 +46,14 @@ from txcheck.models.sim.digest import digest, serial
 from txcheck.models.sim.idempotency import DEFAULT_TTL, Begin, IdempotencyRecord
 from txcheck.models.sim.world import World
 
-__all__ = ["STORE_KINDS", "StoredWorld", "Stores", "memory_database"]
+__all__ = [
+    "STORE_KINDS",
+    "Database",
+    "MemoryDatabase",
+    "StoredWorld",
+    "Stores",
+    "memory_database",
+]
 
 STORE_KINDS = ("journal", "idempotency")
 """The records a world can keep in a real store."""
@@ -65,6 +73,36 @@ def memory_database() -> tuple[str, sqlite3.Connection]:
     return uri, sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
 
 
+class MemoryDatabase:
+    """A world's database: a fresh shared-cache SQLite in-memory one. ``path`` is what its
+    stores are opened with; a fork is a copy (``sqlite3.Connection.backup``)."""
+
+    forkable = True
+
+    def __init__(self) -> None:
+        self.path, self._keeper = memory_database()
+
+    def fork(self) -> MemoryDatabase:
+        twin = MemoryDatabase()
+        self._keeper.backup(twin._keeper)
+        return twin
+
+    def close(self) -> None:
+        self._keeper.close()
+
+
+class Database(Protocol):
+    """Where a world's stores live: ``path`` (a SQLite URI, a PostgreSQL DSN) opens them;
+    ``fork`` copies it (only when ``forkable``: else engines replay instead)."""
+
+    path: str
+    forkable: bool
+
+    def fork(self) -> Database: ...
+
+    def close(self) -> None: ...
+
+
 @attrs.frozen(kw_only=True)
 class Stores:
     """The store classes a world keeps its journal and idempotency records in (None: the
@@ -73,6 +111,8 @@ class Stores:
     journal: Callable[[str], Any] | None = attrs.field(default=None, eq=False)
     idempotency: Callable[[str], Any] | None = attrs.field(default=None, eq=False)
     names: Mapping[str, str] = attrs.field(factory=dict)
+    database: Callable[[], Database] = attrs.field(default=MemoryDatabase, eq=False)
+    """Makes each world's database (default: a SQLite in-memory one)."""
 
     def world(self, **settings: Any) -> StoredWorld:
         return StoredWorld(stores=self, **settings)
@@ -98,6 +138,15 @@ def _close(store: Any) -> None:
             store.close()
     except Exception:
         pass
+
+
+def _release(database: Any, connections: list[_Connections]) -> None:
+    """Close a world's stores, then its database (when the world is collected)."""
+    for opened in connections:
+        for store in (opened.reader, *opened.actors.values()):
+            _close(store)
+        opened.actors.clear()
+    database.close()
 
 
 def _memory_of(store: Any) -> dict[str, Any]:
@@ -225,13 +274,19 @@ class StoredWorld(World):
 
     def __init__(self, *, stores: Stores, **settings: Any) -> None:
         self._stores_spec = stores
-        self._uri, self._keeper = memory_database()
+        self._database = stores.database()
+        self._uri = self._database.path
+        self.forkable = self._database.forkable  # PostgreSQL: no, and engines replay
         self._journal: _Connections | None = None
+        self._idempotency: _Connections | None = None
+        opened: list[_Connections] = []
+        self._release = weakref.finalize(self, _release, self._database, opened)
         if stores.journal is not None:
             self._journal = _Connections("journal", stores.journal, self._uri)
-        self._idempotency: _Connections | None = None
+            opened.append(self._journal)
         if stores.idempotency is not None:
             self._idempotency = _Connections("idempotency", stores.idempotency, self._uri)
+            opened.append(self._idempotency)
         self._instances: dict[str, None] = {}
         self._answered: dict[str, str] = {}  # claim answers (fallback when no claims())
         self._view: dict[str, list[dict[str, Any]]] | None = None
@@ -342,15 +397,19 @@ class StoredWorld(World):
     def fork(self) -> StoredWorld:
         twin = super().fork()
         assert isinstance(twin, StoredWorld)
-        twin._uri, twin._keeper = memory_database()
-        self._keeper.backup(twin._keeper)
+        twin._database = self._database.fork()
+        twin._uri = twin._database.path
+        opened: list[_Connections] = []
+        twin._release = weakref.finalize(twin, _release, twin._database, opened)
         twin._instances = dict(self._instances)
         twin._answered = dict(self._answered)
         twin._view = None
         if self._journal is not None:
             twin._journal = self._journal.fork(twin._uri)
+            opened.append(twin._journal)
         if self._idempotency is not None:
             twin._idempotency = self._idempotency.fork(twin._uri)
+            opened.append(twin._idempotency)
             routed = _RoutedIdempotency(twin._idempotency, twin.tenant)
             routed.keys = dict(self.store.keys)  # type: ignore[attr-defined]
             twin.store = routed  # type: ignore[assignment]

@@ -220,6 +220,10 @@ class World:
         self._print = b""
         self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
 
+    forkable = True
+    """Whether ``fork`` can copy this world (a world on PostgreSQL cannot: ``Run.fork``
+    then answers None, and engines replay)."""
+
     def fork(self) -> World:
         """An independent copy of this world at this moment: what the two do from now on
         never reaches the other. Rows of the append-only logs (operations, journals) are
