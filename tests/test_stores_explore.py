@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from txcheck.cli import main
+from txcheck.cli.store_options import load_stores
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.plan.proposal_parser import load_proposal
 from txcheck.models.sim.idempotency import IdempotencyStore
@@ -19,6 +20,9 @@ from txcheck.models.sim.policies import builtin_policy
 from txcheck.models.sim.stored import StoredWorld, Stores
 from txcheck.models.stores.mutants import ClaimInMemory
 from txcheck.models.stores.sqlite import SqliteIdempotencyStore, SqliteJournal
+from txcheck.traces.document import load_trace
+from txcheck.traces.replaying import replay
+from txcheck.traces.repro import python_reproduction
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = str(ROOT / "examples" / "proposals" / "valid_openai_chat.json")
@@ -167,6 +171,19 @@ def test_a_journal_that_loses_the_claim_is_caught_and_replays(
     assert main(["replay", "c.json", "--json"]) == 1
     replayed = json.loads(capsys.readouterr().out)
     assert replayed["reproduced"] is True
+    # the Python the report prints runs it on the same stores, and asserts the failure
+    trace = load_trace("c.json")
+    target = Target(policy=builtin_policy("guarded"), stores=load_stores(trace.stores))
+    code_text = python_reproduction(
+        replay(trace, target),
+        policy="guarded",
+        contract=trace.contract,
+        fixture=trace.fixture,
+        trace_path="c.json",
+        stores=trace.stores,
+    )
+    assert "stores=Stores(idempotency=SqliteIdempotencyStore, journal=ClaimInMemory)" in code_text
+    exec(compile(code_text, "reproduction", "exec"), {})
     # the same choices on the reference journal: the second instance attaches to the
     # first one's claim, and the recorded run (both instances charging) cannot happen
     assert main(["replay", "c.json", "--json", "--store", "journal=sqlite"]) == 2

@@ -408,6 +408,7 @@ def run(args: argparse.Namespace) -> int:
                         services=code.service_specs,
                         invariants=code.invariant_specs,
                         checked=code.checked(),
+                        stores=None if target.stores is None else target.stores.names,
                     ),
                     found_by=found.found_by,
                     services=code.service_specs,
