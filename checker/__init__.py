@@ -73,6 +73,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     # services and the world
     "txcheck.models.sim.services": ("ServiceSet", "Committed", "Rejected", "Handler"),
     "txcheck.models.sim.checkout": ("CHECKOUT",),
+    "txcheck.models.sim.stored": ("Database", "MemoryDatabase", "StoredWorld", "Stores"),
     "txcheck.models.sim.world": ("World",),
     # contracts, fixtures, proposals, validation, scoring
     "txcheck.models.plan.contract": (
@@ -369,6 +370,12 @@ if TYPE_CHECKING:
         Handler as Handler,
         Rejected as Rejected,
         ServiceSet as ServiceSet,
+    )
+    from txcheck.models.sim.stored import (
+        Database as Database,
+        MemoryDatabase as MemoryDatabase,
+        StoredWorld as StoredWorld,
+        Stores as Stores,
     )
     from txcheck.models.sim.world import (
         World as World,

@@ -75,3 +75,12 @@ def test_outbox_row_in_a_second_transaction_is_caught_by_the_command(tmp_path: P
         "  1. record({'id': 'op1', 'events': ['evt1']}, [{'id': 'evt1', 'op': 'op1'}]) "
         "with a crash at statement 4 -> crashed; reopened"
     )
+
+
+def test_claims_kept_in_the_process_let_two_instances_own_one_operation() -> None:
+    report = _conform("journal", "ClaimInMemory", "--no-crashes")
+    race = report["history"][-1]
+    assert race.startswith("two clients, schedule")
+    # each client's process kept its own claim: both own op1
+    assert "-> 'a'" in race and "-> 'b'" in race
+    assert "where the model answers 'a'" in report["problem"]

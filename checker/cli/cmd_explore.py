@@ -34,6 +34,7 @@ from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
+from txcheck.cli.store_options import add_store_option, load_stores, stores_record
 from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
 from txcheck.exploration.engines.auto import ENGINES
 from txcheck.exploration.kernel.report import Counterexample, ExploreResult
@@ -79,6 +80,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--contract", metavar="FILE", help="contract (default: bundled checkout)")
     parser.add_argument("--world", metavar="FILE", help="world fixture (default: bundled)")
     parser.add_argument("--plan", metavar="FILE", help="explore this one proposal")
+    add_store_option(parser)
     parser.add_argument(
         "--engine", default="auto", choices=["auto", *ENGINES], help="exploration engine"
     )
@@ -238,6 +240,7 @@ def _target(args: argparse.Namespace, loaded: LoadedPolicy, code: UserCode) -> T
         services=code.services,
         invariants=code.invariants,
         plans=plans,
+        stores=load_stores(args.store, args.dsn),
         bounds=Bounds(max_faults=args.max_faults, max_states=args.max_states),
         budget=Budget(
             max_examples=args.max_examples,
@@ -312,7 +315,7 @@ def _write_html(
             contract=target.contract,
             fixture=target.fixture,
             plans=found.plans,
-            extra={"engine": found.found_by, **code.record()},
+            extra={"engine": found.found_by, **code.record(), **stores_record(target.stores)},
         )
         command = replay_command(
             args.trace_out if trace_written else "TRACE.json",
@@ -383,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
             contract=target.contract,
             fixture=target.fixture,
             plans=found.plans,
-            extra={"engine": found.found_by, **code.record()},
+            extra={"engine": found.found_by, **code.record(), **stores_record(target.stores)},
         )
         try:
             write_trace(document, args.trace_out, force=args.force)
@@ -405,6 +408,7 @@ def run(args: argparse.Namespace) -> int:
                         services=code.service_specs,
                         invariants=code.invariant_specs,
                         checked=code.checked(),
+                        stores=None if target.stores is None else target.stores.names,
                     ),
                     found_by=found.found_by,
                     services=code.service_specs,

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 
+from txcheck.cli.store_options import load_stores, untrusted
 from txcheck.cli.user_code import select_invariants
 from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.usercode.loading import load_invariants, load_policy, load_services
 from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.errors import InputError
 from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.stored import Stores
 from txcheck.traces.document import Trace, target_of
 from txcheck.traces.replaying import check_trust
 
@@ -47,4 +50,23 @@ def trusted_target(trace: Trace, args: argparse.Namespace) -> Target:
         policy_name=loaded.spec,
         services=(CHECKOUT, *load_services(services, timeout=timeout)),
         invariants=select_invariants(checks, only, skipped),
+        stores=_stores(trace, args),
     )
+
+
+def _stores(trace: Trace, args: argparse.Namespace) -> Stores | None:
+    """The stores ``--store`` names, else the ones the trace recorded: those of
+    ``txcheck.models.stores`` freely, a user's class only with ``--trust-trace``."""
+    given = list(getattr(args, "store", []) or [])
+    dsn = getattr(args, "dsn", None)
+    if given:
+        return load_stores(given, dsn)
+    foreign = untrusted(trace.stores)
+    if foreign and not args.trust_trace:
+        option = " ".join(f"--store {kind}={spec}" for kind, spec in sorted(trace.stores.items()))
+        raise InputError(
+            f"the trace was recorded on the stores {', '.join(foreign)}; replay imports "
+            f"them only when you pass the same: {option} (or --trust-trace)",
+            source=args.trace,
+        )
+    return load_stores(trace.stores, dsn)

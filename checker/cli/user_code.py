@@ -49,6 +49,19 @@ def add_rerun_options(parser: Any) -> None:
     )
     add_user_code_options(parser)
     parser.add_argument(
+        "--store",
+        action="append",
+        default=[],
+        metavar="KIND=SPEC",
+        help="run on this store (KIND journal or idempotency, SPEC sqlite, postgres or "
+        "package.module:Class) instead of the one the trace names; repeatable",
+    )
+    parser.add_argument(
+        "--dsn",
+        metavar="URL",
+        help="the PostgreSQL database a trace recorded on PostgreSQL stores runs on",
+    )
+    parser.add_argument(
         "--trust-trace",
         action="store_true",
         help="import the policy, services and invariants the trace names",

@@ -84,6 +84,9 @@ class Trace:
     else it stopped at its first failure, and a replay must too."""
     skip_invariants: tuple[str, ...] = ()
     """The invariants the run did not check, by name."""
+    stores: Mapping[str, str] = attrs.field(factory=dict)
+    """The real stores the run kept records in, by kind (``journal``, ``idempotency``):
+    ``module:Class`` each; empty for the in-memory world."""
 
     @property
     def violations(self) -> list[Mapping[str, Any]]:
@@ -224,6 +227,7 @@ def load_trace(path: str | Path) -> Trace:
         invariants=_names(document, "invariants", source),
         invariants_only=_names(document, "invariants_only", source),
         skip_invariants=_names(document, "skip_invariants", source),
+        stores=dict(document.get("stores", {})),
         settles=document.get("stops_at") == STOPS_AT_HARM,
     )
 

@@ -10,7 +10,7 @@ written. Only txcheck's public API is imported.
 from __future__ import annotations
 
 import pprint
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.usercode.loading import names_a_list
@@ -90,6 +90,7 @@ def python_reproduction(
     services: Sequence[str] = (),
     invariants: Sequence[str] = (),
     checked: Sequence[str] | None = None,
+    stores: Mapping[str, str] | None = None,
 ) -> str:
     """Python that re-executes ``execution`` and asserts its first failure. It imports only
     txcheck's public API, and the user's own services and invariants by the import paths
@@ -140,6 +141,10 @@ def python_reproduction(
     elif invariants:
         names.add("DEFAULT_INVARIANTS")
         arguments.append(f"invariants={every}")
+    if stores:  # the stores' classes, on SQLite (a run on PostgreSQL also needs its --dsn)
+        names.add("Stores")
+        opened = [f"{kind}={_import(spec, user_imports)}" for kind, spec in sorted(stores.items())]
+        arguments.append(f"stores=Stores({', '.join(opened)})")
     choices = choices_to_replay(execution.steps)
     if choices:
         names.add("Choice")

@@ -48,6 +48,11 @@ TRACE_SCHEMA: dict[str, Any] = {
         "invariants": _NAMES,
         "invariants_only": _NAMES,
         "skip_invariants": _NAMES,
+        "stores": {
+            "type": "object",
+            "properties": {"journal": _NAME, "idempotency": _NAME},
+            "additionalProperties": False,
+        },
         "stops_at": {"enum": ["harm"]},
         "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
     },

@@ -389,6 +389,7 @@ class Run:
         if actor.delivery is not None:
             self.world.requeue(actor.delivery)
             actor.delivery = None
+        self.world.crashed(actor.name)
         if actor.gen is not None:
             self._close(actor, actor.gen)
         actor.gen, actor.request, actor.wake_at = None, None, None
@@ -567,6 +568,8 @@ class Run:
         assumes). None when a generator, fed again, does not ask for what it asked
         before, or raises: the policy is not a function of its inputs, and only a replay
         recreates the run (``tests/test_fork.py`` holds every attribute to a rule)."""
+        if not self.world.forkable:
+            return None
         twin = Run.__new__(Run)
         twin.__dict__.update(self.__dict__)
         twin.world = self.world.fork()

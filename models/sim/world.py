@@ -220,6 +220,10 @@ class World:
         self._print = b""
         self._logs: dict[str, tuple[int, bytes]] = {}  # append-only log -> (rows, digest)
 
+    forkable = True
+    """Whether ``fork`` can copy this world (a world on PostgreSQL cannot: ``Run.fork``
+    then answers None, and engines replay)."""
+
     def fork(self) -> World:
         """An independent copy of this world at this moment: what the two do from now on
         never reaches the other. Rows of the append-only logs (operations, journals) are
@@ -357,6 +361,11 @@ class World:
     def abort(self, pending: PendingCall) -> None:
         """The caller crashed before the request was processed: nothing commits."""
         self._abort_key(pending)
+
+    def crashed(self, actor: str) -> None:
+        """``actor`` crashed (after ``abort`` of its call in flight): nothing here, where
+        every record is durable; a world on real stores closes its connections
+        (``txcheck.models.sim.stored``)."""
 
     def _abort_key(self, pending: PendingCall) -> None:
         if pending.key is not None and pending.tool.has_side_effect:

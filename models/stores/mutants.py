@@ -14,12 +14,14 @@ from txcheck.models.stores.sqlite import (
     _RECORD_COLUMNS,
     SqliteIdempotencyStore,
     SqliteInbox,
+    SqliteJournal,
     SqliteOutbox,
     _json,
 )
 
 __all__ = [
     "CheckThenInsert",
+    "ClaimInMemory",
     "DedupeAfterEffect",
     "OutboxInSecondTransaction",
     "ResultBeforeReservation",
@@ -136,3 +138,19 @@ class DedupeAfterEffect(SqliteInbox):
                 (str(event["id"]),),
             )
         return True
+
+
+class ClaimInMemory(SqliteJournal):
+    """Keeps the operation claims in a dict of the process (a cache that was never written
+    through): another instance, on its own connection, never sees a claim, and a crash
+    forgets it. The journal entries themselves are committed as they should be."""
+
+    def __init__(self, path: str, **options: Any) -> None:
+        super().__init__(path, **options)
+        self._claims: dict[str, str] = {}
+
+    def claim(self, operation: str, instance: str, entry: Mapping[str, Any]) -> str:
+        owner = self._claims.setdefault(operation, instance)
+        if owner == instance:
+            self.append(instance, entry)
+        return owner

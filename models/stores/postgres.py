@@ -302,6 +302,14 @@ class PostgresIdempotencyStore(_PostgresStore):
                 (tenant, key),
             )
 
+    def records(self) -> list[IdempotencyRecord]:
+        """Every record, expired ones too, by tenant and key (a reader for ``txcheck
+        explore``'s fingerprints and invariants; not part of the protocol)."""
+        found = self.rows(
+            f"SELECT {_RECORD_COLUMNS} FROM idempotency ORDER BY tenant_id, idempotency_key"
+        )
+        return [_record(row) for row in found]
+
 
 class PostgresJournal(_PostgresStore):
     """Append-only journals and a claims table whose primary key makes a claim unique."""
@@ -362,6 +370,11 @@ class PostgresJournal(_PostgresStore):
             if owner == instance:
                 self._append(instance, entry)
         return owner
+
+    def claims(self) -> dict[str, str]:
+        """The owner of each claimed operation (a reader for ``txcheck explore``; not part
+        of the protocol)."""
+        return {str(r[0]): str(r[1]) for r in self.rows("SELECT operation, owner FROM claims")}
 
 
 class PostgresOutbox(_PostgresStore):

@@ -38,8 +38,11 @@ __all__ = [
 
 
 def connect(path: str, *, busy_timeout_ms: int = 0) -> sqlite3.Connection:
-    """A connection set up as the module docstring says."""
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    """A connection set up as the module docstring says (a ``file:`` path is a URI: an
+    in-memory database shared by the connections of one ``txcheck explore`` run)."""
+    connection = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, uri=path.startswith("file:")
+    )
     connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")
@@ -276,6 +279,14 @@ class SqliteIdempotencyStore(_SqliteStore):
                 (tenant, key),
             )
 
+    def records(self) -> list[IdempotencyRecord]:
+        """Every record, expired ones too, by tenant and key (a reader for ``txcheck
+        explore``'s fingerprints and invariants; not part of the protocol)."""
+        found = self.rows(
+            f"SELECT {_RECORD_COLUMNS} FROM idempotency ORDER BY tenant_id, idempotency_key"
+        )
+        return [_record(row) for row in found]
+
 
 class SqliteJournal(_SqliteStore):
     """Append-only journals and a claims table whose primary key makes a claim unique."""
@@ -333,6 +344,11 @@ class SqliteJournal(_SqliteStore):
             if owner == instance:
                 self._append(instance, entry)
         return owner
+
+    def claims(self) -> dict[str, str]:
+        """The owner of each claimed operation (a reader for ``txcheck explore``; not part
+        of the protocol)."""
+        return {str(r[0]): str(r[1]) for r in self.rows("SELECT operation, owner FROM claims")}
 
 
 class SqliteOutbox(_SqliteStore):

@@ -34,6 +34,7 @@ from txcheck.models.sim.fixture import WorldFixture, default_fixture
 from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.runner import Run
 from txcheck.models.sim.services import ServiceSet
+from txcheck.models.sim.stored import Stores
 from txcheck.models.sim.world import World
 
 __all__ = ["DEFAULT_DATABASE", "Bounds", "Budget", "Deadline", "Suite", "Target"]
@@ -207,6 +208,8 @@ class Target:
     plans: tuple[tuple[Plan, ...], ...] = attrs.field(default=(), converter=_plan_sets, eq=False)
     bounds: Bounds = Bounds()
     budget: Budget = Budget()
+    stores: Stores | None = attrs.field(default=None, eq=False)
+    """Real stores for the journal and idempotency records (None: the in-memory world)."""
 
     @cached_property
     def suite(self) -> Suite:
@@ -238,7 +241,16 @@ class Target:
         )
 
     def world(self) -> World:
-        """A fresh world for one run: the fixture's state, served by the target's services."""
+        """A fresh world for one run: the fixture's state, served by the target's services
+        (its records in ``stores`` when given)."""
+        if self.stores is not None:
+            return self.stores.world(
+                contract=self.contract,
+                fixture=self.fixture,
+                services=self.services,
+                outbox=self.policy.uses_outbox,
+                relative_time=self.time_blind,
+            )
         return World(
             contract=self.contract,
             fixture=self.fixture,
