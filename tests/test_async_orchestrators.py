@@ -547,3 +547,23 @@ def test_a_late_commit_trace_replays(
     argv = ["replay", str(path), "--policy", spec, "--invariants-only", *harms]
     assert main(argv) == 1
     assert "Reproduced: no_double_charge" in capsys.readouterr().out
+
+
+def test_late_commits_catch_guarded_and_in_flight_aware_holds() -> None:
+    """The finding docs/async.md reports: with late commits, guarded rolls back a plan
+    whose first call then lands; asking the key record before giving up holds (here to
+    one deviation on the checkout plan, where the finding needs one)."""
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    late = type("GuardedWithLateCommits", (guarded.Guarded,), {"late_commits": True})
+    tgt = target(AsyncPolicy(late), SINGLE, 1)
+    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    assert report.counterexample is not None
+    steps = report.counterexample.execution.steps
+    assert [s.choice.outcome for s in steps if s.deviation] == [Outcome.LATE_COMMIT]
+    assert {f.name for f in report.counterexample.execution.failures} >= {"acceptable_outcome"}
+    tgt = target(AsyncPolicy(guarded.InFlightAware), SINGLE, 1)
+    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    assert report.counterexample is None, report.counterexample
+    assert report.coverage["deviations"].get("late_commit", 0) > 0

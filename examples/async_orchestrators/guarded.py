@@ -292,8 +292,9 @@ class Guarded:
 
 class InFlightAware(Guarded):
     """``Guarded`` for a world where a call given up on may still commit: before it calls
-    a spent budget a failure, it asks the idempotency store whether the key is still in
-    flight, and if so the outcome is unknown (a person looks at it) rather than failed."""
+    a spent budget a failure, it asks the idempotency store about the key. Still in
+    flight: the outcome is unknown (a person looks at it), not failed. Committed meanwhile
+    (the late call landed after the last lookup): the stored result is the call's."""
 
     name = "guarded-in-flight-async"
     late_commits = True
@@ -306,4 +307,6 @@ class InFlightAware(Guarded):
             record = await ports.tools.key_record(str(key))
             if record is not None and record.get("status") == "in_flight":
                 return ("unknown", None, f"retries exhausted, key {key} still in flight")
+            if record is not None and record.get("status") == "committed":
+                return ("ok", record.get("result_receipt") or {}, "")
         return await super().exhausted(ports, tool, arguments, why)
