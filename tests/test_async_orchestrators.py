@@ -567,3 +567,23 @@ def test_late_commits_catch_guarded_and_in_flight_aware_holds() -> None:
     report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
     assert report.counterexample is None, report.counterexample
     assert report.coverage["deviations"].get("late_commit", 0) > 0
+
+
+def test_an_async_orchestrator_on_sqlite_stores_gets_the_in_memory_verdict() -> None:
+    """Issue 26's real stores under an asyncio orchestrator: its journal and idempotency
+    records in SQLite, crashes closing its connections, the same search as in memory."""
+    import attrs  # noqa: PLC0415
+
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+    from txcheck.models.sim.stored import Stores  # noqa: PLC0415
+    from txcheck.models.stores.sqlite import SqliteIdempotencyStore, SqliteJournal  # noqa: PLC0415
+
+    in_memory = target(AsyncPolicy(guarded.Guarded), DOUBLE, 1)
+    on_sqlite = attrs.evolve(
+        in_memory, stores=Stores(journal=SqliteJournal, idempotency=SqliteIdempotencyStore)
+    )
+    reports = [SystematicEngine().explore(t, SearchContext.of(t)) for t in (in_memory, on_sqlite)]
+    assert reports[0].counterexample is None and reports[1].counterexample is None
+    assert (reports[1].runs, reports[1].states) == (reports[0].runs, reports[0].states)
+    assert reports[0].coverage["deviations"].get("crash", 0) > 0
