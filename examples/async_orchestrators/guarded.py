@@ -198,10 +198,17 @@ class Guarded:
                     return found
             why = code or status
             await asyncio.sleep(self.backoff[min(attempt, len(self.backoff)) - 1])
-        return await self.exhausted(ports, tool, arguments, why)
+        return await self.exhausted(ports, ctx, tool, arguments, journal_id, state, why)
 
-    async def exhausted(
-        self, ports: Any, tool: Any, arguments: dict[str, Any], why: str
+    async def exhausted(  # noqa: PLR0917 - what a subclass may need to decide
+        self,
+        ports: Any,
+        ctx: Any,
+        tool: Any,
+        arguments: dict[str, Any],
+        journal_id: str,
+        state: JournalState,
+        why: str,
     ) -> Outcome:
         """The budget is spent: the call failed (as the generator ``guarded`` decides)."""
         return ("failed", None, f"retries exhausted ({why})")
@@ -291,22 +298,35 @@ class Guarded:
 
 
 class InFlightAware(Guarded):
-    """``Guarded`` for a world where a call given up on may still commit: before it calls
-    a spent budget a failure, it asks the idempotency store about the key. Still in
-    flight: the outcome is unknown (a person looks at it), not failed. Committed meanwhile
-    (the late call landed after the last lookup): the stored result is the call's."""
+    """``Guarded`` for a world where a call given up on may still commit. Before it calls
+    a spent budget a failure it asks the idempotency store about the key: still in flight
+    under this instance (its own call, given up on), the outcome is unknown and a person
+    looks at it; otherwise it asks the service once more whether the intent committed (the
+    late call may have landed after the last lookup), and only a "no" is a failure."""
 
     name = "guarded-in-flight-async"
     late_commits = True
 
-    async def exhausted(
-        self, ports: Any, tool: Any, arguments: dict[str, Any], why: str
+    async def exhausted(  # noqa: PLR0917
+        self,
+        ports: Any,
+        ctx: Any,
+        tool: Any,
+        arguments: dict[str, Any],
+        journal_id: str,
+        state: JournalState,
+        why: str,
     ) -> Outcome:
         key = arguments.get(tool.idempotency_key) if tool.idempotency_key else None
         if key is not None:
             record = await ports.tools.key_record(str(key))
-            if record is not None and record.get("status") == "in_flight":
+            if (
+                record is not None
+                and record.get("status") == "in_flight"
+                and record.get("owner") == ctx.instance
+            ):
                 return ("unknown", None, f"retries exhausted, key {key} still in flight")
-            if record is not None and record.get("status") == "committed":
-                return ("ok", record.get("result_receipt") or {}, "")
-        return await super().exhausted(ports, tool, arguments, why)
+        found = await self.resolve(ports, tool, arguments, journal_id, state)
+        if found[0] == "ok":
+            return found
+        return await super().exhausted(ports, ctx, tool, arguments, journal_id, state, why)
