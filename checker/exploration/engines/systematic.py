@@ -27,6 +27,11 @@ no minimal length changes):
   branch does;
 - sleep sets: a deviation that commutes with the default step is not branched on again
   one step later (``txcheck.exploration.engines.independence``).
+
+Once the exhaustive search ends with nothing found, a directed search (``_directed``,
+docs/decisions/013-directed-third-level.md) takes the plan sets of two instances or more
+deeper, trying from two deviations on only those related to a run's earlier ones; it finds
+bugs and proves no bound.
 """
 
 from __future__ import annotations
@@ -446,14 +451,15 @@ class _PlanSearch:
         """Whether a directed search combines deviation ``alt`` with the branch's earlier
         ones, by footprint (ADR 013): a fault or crash of an actor that deviated before
         (what it holds in flight, its journal and its position are what they changed),
-        unless ``alt`` is the last deviation the bound allows; a clock jump right before
-        such an actor's default step reads the clock or the idempotency records (the
-        lifetime of a key that actor sent, and will send or ask about again)."""
-        touched = self._touched
+        unless ``alt`` is the last deviation the bound allows; a clock jump right before a
+        default step, of any actor, that reads or changes the clock or the idempotency
+        records (the jump moves the lifetime of every key the earlier deviations left
+        live, and that step is the first to see it: another instance's send of the same
+        key, say)."""
         if alt.action is Action.JUMP:
             moved, _ = step_footprint(run, options[0], run.sleeping())
             return moved.conflicts(_LIFETIMES)
-        return not last and alt.is_fault and alt.actor in touched
+        return not last and alt.is_fault and alt.actor in self._touched
 
     @staticmethod
     def _reduce(
@@ -664,11 +670,11 @@ def _directed(
 ) -> _Found | None:
     """After the exhaustive search found nothing: on each plan set of two orchestrator
     instances or more whose exhaustive bound stayed below ``max_faults``, a directed
-    search (ADR 013), the same plan submitted twice first, within ``Tuning.directed_share``
-    of the state budget in all. Levels 0 and 1 are searched whole; from level 2 on only deviations
-    related by footprint to a branch's earlier ones (``_PlanSearch._related``). Proves no
-    bound: each plan set's ``directed`` says how deep it went. The shortest
-    counterexample of the first plan set that fails, if any."""
+    search (ADR 013), the same plan submitted twice first, within
+    ``Tuning.directed_share`` of the state budget more, in all. Levels 0 and 1 are searched
+    whole; from level 2 on only deviations related by footprint to a branch's earlier ones
+    (``_PlanSearch._related``). Proves no bound: each plan set's ``directed`` says how deep
+    it went. The shortest counterexample of the first plan set that fails, if any."""
     max_faults = target.bounds.max_faults
     left = int(context.tuning.directed_share * target.bounds.max_states)
     concurrent = [
