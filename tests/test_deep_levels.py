@@ -94,6 +94,7 @@ def test_each_claim_protocol_control_survives_two_deviations(policy: Guarded) ->
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize(
     "spec",
     [
@@ -103,10 +104,10 @@ def test_each_claim_protocol_control_survives_two_deviations(policy: Guarded) ->
     ],
 )
 def test_default_explore_finds_each_three_deviation_control(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, spec: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, spec: str, seed: int
 ) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
-    argv = ["explore", "--policy", spec, "--seed", "1", "--json", "--time-budget", "900"]
+    argv = ["explore", "--policy", spec, "--seed", str(seed), "--json", "--time-budget", "900"]
     assert main(argv) == 1, spec
     found = json.loads(capsys.readouterr().out)["counterexample"]
     assert found["found_by"] == "systematic" and found["deviations"] == 3
