@@ -27,6 +27,11 @@ no minimal length changes):
   branch does;
 - sleep sets: a deviation that commutes with the default step is not branched on again
   one step later (``txcheck.exploration.engines.independence``).
+
+Once the exhaustive search ends with nothing found, a directed search (``_directed``,
+docs/decisions/013-directed-third-level.md) takes the plan sets of two instances or more
+deeper, trying from two deviations on only those related to a run's earlier ones; it finds
+bugs and proves no bound.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from collections import Counter
 
 import attrs
 
-from txcheck.exploration.engines.independence import Moment
+from txcheck.exploration.engines.independence import Moment, step_footprint
 from txcheck.exploration.engines.visited import FingerprintTable, Overlay, collision_odds
 from txcheck.exploration.kernel.context import SearchContext
 from txcheck.exploration.kernel.report import (
@@ -52,7 +57,9 @@ from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.plansets.exercise import expects_writes
 from txcheck.exploration.plansets.representative import PlanSet, search_plans
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.choices import Action, Choice, FaultKind, fault_kind
+from txcheck.models.sim.choices import Action, Choice, FaultKind, Part, fault_kind, footprint
+from txcheck.models.sim.digest import digest
+from txcheck.models.sim.runner import Run
 
 __all__ = ["SystematicEngine", "plan_sets_of", "systematic_report"]
 
@@ -177,8 +184,18 @@ class _PlanSearch:
         visited: FingerprintTable | Overlay | None = None,
         fork: bool = True,
         meant_valid: bool | None = None,
+        directed_from: int | None = None,
     ) -> None:
         self.target = target
+        self.directed_from = directed_from
+        """From this level on, branch only on deviations related to the run's earlier ones
+        (``_related``): a directed search, not an exhaustive one (None: exhaustive)."""
+        self._touched: frozenset[str] = frozenset()
+        """The actors the branch being followed deviated (directed searches only)."""
+        self._salt = b""
+        """``_touched`` as bytes, in every state's key: which deviations a directed search
+        tries from a state depends on them, so a state is covered only by a visit with the
+        same ones (ADR 013)."""
         self.meant_valid = meant_valid
         """Whether the plans were made to be valid (None: given, judge them)."""
         self.fork = fork
@@ -192,6 +209,9 @@ class _PlanSearch:
         """The last level it finished without a counterexample."""
         self.stopped = ""
         """Why it stopped before the bound asked for (empty: it did not)."""
+        self.directed: int | None = None
+        """The last level a directed search of these plans finished without a
+        counterexample (``_directed``; None: none ran or finished a level)."""
         self.runs = 0
         self.writes = 0
         self.faults: Counter[str] = Counter()
@@ -217,9 +237,11 @@ class _PlanSearch:
     def bound(self, *, business: bool = True) -> PlanBound:
         """What this plan set's search proved and exercised (``business``: whether the
         plans may be judged by the world's rules, which run the target's services)."""
-        return PlanBound.of(
+        bound = PlanBound.of(
             self, expects_writes(self.target, self.plans, self.meant_valid, business=business)
         )
+        deeper = self.directed is not None and (self.reached or 0) < self.directed
+        return attrs.evolve(bound, directed=self.directed if deeper else None)
 
     def pending(self) -> int:
         """Branches of the level in progress not yet explored (a measure of what finishing
@@ -315,6 +337,9 @@ class _PlanSearch:
         children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
         if self.prune and node.alt is not None:
             session.run.track(node.positions)
+        if self.directed_from is not None:
+            self._touched = _deviated(node)
+            self._salt = "\0".join(sorted(self._touched)).encode()
         found = None
         self.runs += 1
         if node.alt is not None:
@@ -363,6 +388,8 @@ class _PlanSearch:
             steps = len(run.steps)
             if self.prune:
                 key = run.fingerprint()
+                if self.directed_from is not None:
+                    key = digest(key + self._salt)
                 if key in chain:  # the default schedule loops: it never quiesces
                     return _Found(session=session, deviations=deviations, length=self.max_steps)
                 chain.add(key)
@@ -396,6 +423,13 @@ class _PlanSearch:
                     cost = 0 if run.free_repeat(alt) else 1
                     if deviations + cost > self.limit:
                         continue
+                    level = deviations + cost
+                    if (
+                        self.directed_from is not None
+                        and level >= self.directed_from
+                        and not self._related(run, options, alt, last=level == self.limit)
+                    ):
+                        continue  # a directed search: unrelated to the earlier deviations
                     if self.prune:
                         if run.idle_crash(alt):
                             continue  # a restart where it stands: nothing changes
@@ -413,6 +447,20 @@ class _PlanSearch:
             if session.apply(options[0], check=False) is None:
                 return self._found(session, deviations)
 
+    def _related(self, run: Run, options: list[Choice], alt: Choice, *, last: bool) -> bool:
+        """Whether a directed search combines deviation ``alt`` with the branch's earlier
+        ones, by footprint (ADR 013): a fault or crash of an actor that deviated before
+        (what it holds in flight, its journal and its position are what they changed),
+        unless ``alt`` is the last deviation the bound allows; a clock jump right before a
+        default step, of any actor, that reads or changes the clock or the idempotency
+        records (the jump moves the lifetime of every key the earlier deviations left
+        live, and that step is the first to see it: another instance's send of the same
+        key, say)."""
+        if alt.action is Action.JUMP:
+            moved, _ = step_footprint(run, options[0], run.sleeping())
+            return moved.conflicts(_LIFETIMES)
+        return not last and alt.is_fault and alt.actor in self._touched
+
     @staticmethod
     def _reduce(
         session: Session, options: list[Choice], offered: set[Choice]
@@ -429,6 +477,18 @@ class _PlanSearch:
     def _found(session: Session, deviations: int) -> _Found:
         harm = session.harmful or not session.failures  # a policy error or a loop is harm
         return _Found(session=session, deviations=deviations, length=len(session.steps), harm=harm)
+
+
+def _deviated(node: _Node) -> frozenset[str]:
+    """The actors of a branch's deviations: its prefix's and its own."""
+    actors = {choice.actor for choice, kind in node.path.moves(node.cut) if kind is not None}
+    if node.alt is not None:
+        actors.add(node.alt.actor)
+    return frozenset(actors)
+
+
+_LIFETIMES = footprint(changes=(Part.CLOCK, Part.STORE))
+"""What a clock jump changes: the time, and so how long every idempotency record lives."""
 
 
 class SystematicEngine:
@@ -571,6 +631,12 @@ class SystematicEngine:
             for search in active:
                 if not search.stopped:
                     search.stopped = stopped.said
+        if found is None and stopped is None and self.prune:
+            try:
+                found = _directed(target, context, searches, stats, notes)
+            except _Stop as stop:
+                stopped = stop.reason
+                notes.append(stopped.note())
         counterexample = None
         if found is not None:
             execution = found.execution()
@@ -593,6 +659,70 @@ class SystematicEngine:
             started=started,
             stopped=stopped,
         )
+
+
+def _directed(
+    target: Target,
+    context: SearchContext,
+    searches: list[_PlanSearch],
+    stats: _Stats,
+    notes: list[str],
+) -> _Found | None:
+    """After the exhaustive search found nothing: on each plan set of two orchestrator
+    instances or more whose exhaustive bound stayed below ``max_faults``, a directed
+    search (ADR 013), the same plan submitted twice first, within
+    ``Tuning.directed_share`` of the state budget more, in all. Levels 0 and 1 are searched
+    whole; from level 2 on only deviations related by footprint to a branch's earlier ones
+    (``_PlanSearch._related``). Proves no bound: each plan set's ``directed`` says how deep
+    it went. The shortest counterexample of the first plan set that fails, if any."""
+    max_faults = target.bounds.max_faults
+    left = int(context.tuning.directed_share * target.bounds.max_states)
+    concurrent = [
+        s
+        for s in searches
+        if len(s.plans) > 1 and (s.reached is None or s.reached < max_faults) and max_faults > 1
+    ]
+    concurrent.sort(key=lambda s: any(p != s.plans[0] for p in s.plans))  # the double click first
+    spent = _Stats(tally=stats.tally)
+    tried: list[str] = []
+    try:
+        for main in concurrent:
+            if left < 1:
+                break
+            search = _PlanSearch(
+                target,
+                main.plans,
+                prune=True,
+                stats=spent,
+                label=main.label,
+                fork=main.fork,
+                meant_valid=main.meant_valid,
+                directed_from=2,
+            )
+            tried.append(main.label)
+            try:
+                for deviations in range(max_faults + 1):
+                    found = search.level(deviations, None, context, left)
+                    if found is not None:
+                        return found
+                    main.directed = deviations
+            except _Spent:
+                break
+            finally:
+                left -= search.states
+    finally:
+        stats.prefixes.add(spent.prefixes)
+        reached = ", ".join(
+            f"{s.label} {'none' if s.directed is None else s.directed}"
+            for s in concurrent
+            if s.label in tried
+        )
+        if tried:
+            notes.append(
+                f"directed search (not exhaustive: from 2 deviations on, only those related "
+                f"to a run's earlier ones, ADR 013), {spent.states} states: {reached}"
+            )
+    return None
 
 
 def systematic_report(

@@ -41,6 +41,13 @@ class Tuning:
     many chunks per plan set (a fixed number, so what is searched never depends on how many
     workers there are): enough for dynamic balance over a few workers (a chunk's branches
     can cost 100 times another's); each one more adds duplicate work."""
+    directed_share: float = 0.75
+    """The systematic engine, once its exhaustive search found nothing: the distinct
+    states its directed search (ADR 013) may visit on the plan sets of two instances or
+    more (the same plan submitted twice first), as a share of ``Bounds.max_states``, on
+    top of them. With the default 200,000, 150,000 take the double click to its third
+    level with ``guarded`` (about 107,000 states) and the next plan set past its first;
+    0 turns it off."""
     walks_per_example: int = 10
     """The random engine: walks per unit of ``Budget.max_examples``. A walk costs about a
     tenth of a Hypothesis example (no strategy draws, no shrinking), and deep bugs need

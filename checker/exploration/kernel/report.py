@@ -264,6 +264,9 @@ class PlanBound:
     """States of its runs at which every safety invariant was checked."""
     liveness_checks: int = 0
     """Ends of its runs at which every liveness invariant was checked."""
+    directed: int | None = None
+    """The last level a directed search finished on it without a counterexample (not a
+    bound: from 2 deviations on it tries only related deviations, ADR 013); None: none."""
 
     @classmethod
     def of(cls, search: PlanCounters, expected: tuple[bool, str]) -> PlanBound:
@@ -315,6 +318,7 @@ class PlanBound:
             "checks": {"safety": self.safety_checks, "liveness": self.liveness_checks},
             "expects_writes": self.expects_writes,
             "problem": self.problem or None,
+            "directed_to": self.directed,
         }
 
 

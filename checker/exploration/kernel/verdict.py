@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from txcheck.exploration.kernel.report import ExploreResult
+from txcheck.exploration.kernel.report import ExploreResult, PlanBound
 from txcheck.exploration.kernel.session import ErrorKind
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.sim.choices import Vocabulary
@@ -114,14 +114,23 @@ def _bound(result: ExploreResult, asked: int) -> tuple[str, int | None, bool]:
     full = [p for p in report.plans if p.reached == searched]
     if full:
         lower = ", ".join(
-            f"{p.label} {'none' if p.reached is None else p.reached}"
+            f"{p.label} {'none' if p.reached is None else p.reached}{_directed(p)}"
             for p in report.plans
             if p.reached != searched
         )
         text += f" ({searched} on {len(full)} of {len(report.plans)} plan sets; lower: {lower})"
     else:
-        text += f" ({report.stopped or 'stopped early'})"
+        directed = "".join(
+            f"; {p.label} directed to {p.directed}" for p in report.plans if p.directed is not None
+        )
+        text += f" ({report.stopped or 'stopped early'}{directed})"
     return text, reached, False
+
+
+def _directed(plan: PlanBound) -> str:
+    """How deep a directed search went on a plan set (ADR 013, not a bound), said after
+    the bound it reached."""
+    return "" if plan.directed is None else f" (directed to {plan.directed})"
 
 
 def _idle_plan_sets(result: ExploreResult) -> list[str]:
