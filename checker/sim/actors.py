@@ -32,6 +32,7 @@ from typing import Any
 from txcheck.models.errors import ControlFlow, PolicyError, SimulationError
 from txcheck.models.sim.policies.base import ActorGen
 from txcheck.models.sim.requests import Invoke, ResultStatus, Sleep, ToolResult
+from txcheck.sim import ambient
 from txcheck.sim.loop import PortFuture, SimLoop
 from txcheck.sim.ports import Channel, Ports, ToolTimeout
 
@@ -54,7 +55,7 @@ def drive(start: Start, *, who: str, generation: int, seed: int, call_timeout: f
     """One generation of an actor: ``start(ports)`` on a fresh ``SimLoop`` seeded with
     ``seed``, as a generator of requests (see the module's docstring)."""
     _close_oldest()
-    loop = SimLoop(seed=seed, keep_tasks=True)
+    loop = SimLoop(seed=seed, keep_tasks=True, keep_ambient=True)
     channel = Channel(loop, who=who, generation=generation)
     _KEPT.append(channel)
     ports = Ports(channel, call_timeout=call_timeout)
@@ -152,8 +153,10 @@ def _bury(channel: Channel) -> None:
 
 @atexit.register
 def _close_all() -> None:
-    """At exit, close what is kept quietly, before the interpreter frees it noisily."""
+    """At exit, close what is kept quietly, before the interpreter frees it noisily, and
+    put the real clock and randomness back."""
     _close_oldest(limit=0)
+    ambient.release()
 
 
 def _close_oldest(limit: int = BURIAL_LIMIT) -> None:

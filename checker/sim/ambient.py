@@ -46,6 +46,7 @@ __all__ = [
     "Ambient",
     "enter",
     "leave",
+    "release",
 ]
 
 
@@ -74,6 +75,7 @@ RANDOM_FUNCTIONS: tuple[str, ...] = tuple(
 
 _lock = threading.Lock()
 _depth = 0
+_kept = False  # stay swapped in after the last loop stops (``enter(keep=True)``)
 _saved: list[tuple[ModuleType, str, Any, Any]] = []
 
 
@@ -190,12 +192,16 @@ def _replacements() -> list[tuple[ModuleType, str, Any]]:
     return swaps
 
 
-def enter() -> None:
-    """Swap the stand-ins in (the first of nested or concurrent runs does it)."""
-    global _depth  # noqa: PLW0603  (one process-wide count of running loops)
+def enter(*, keep: bool = False) -> None:
+    """Swap the stand-ins in (the first of nested or concurrent runs does it). With
+    ``keep`` they stay in when the last loop stops, until ``release``: a checker enters
+    and leaves a loop at every step of every run, and a stand-in with no loop running in
+    its thread answers as the real function does."""
+    global _depth, _kept  # noqa: PLW0603  (one process-wide count of running loops)
     with _lock:
         _depth += 1
-        if _depth > 1:
+        _kept = _kept or keep
+        if _saved:  # in already (a running loop, or kept)
             return
         for module, name, stand_in in _replacements():
             _saved.append((module, name, getattr(module, name), stand_in))
@@ -203,14 +209,28 @@ def enter() -> None:
 
 
 def leave() -> None:
-    """Restore the real functions when the last running loop stops. An attribute someone
-    else replaced meanwhile (a test's monkeypatch) is left as they set it."""
+    """Restore the real functions when the last running loop stops (unless kept). An
+    attribute someone else replaced meanwhile (a test's monkeypatch) is left as they set
+    it."""
     global _depth  # noqa: PLW0603
     with _lock:
         _depth -= 1
-        if _depth > 0:
+        if _depth > 0 or _kept:
             return
-        for module, name, real, stand_in in reversed(_saved):
-            if getattr(module, name) is stand_in:
-                setattr(module, name, real)
-        _saved.clear()
+        _restore()
+
+
+def release() -> None:
+    """Restore the real functions kept in by ``enter(keep=True)``, if no loop runs."""
+    global _kept  # noqa: PLW0603
+    with _lock:
+        _kept = False
+        if _depth == 0:
+            _restore()
+
+
+def _restore() -> None:
+    for module, name, real, stand_in in reversed(_saved):
+        if getattr(module, name) is stand_in:
+            setattr(module, name, real)
+    _saved.clear()

@@ -60,6 +60,8 @@ EPOCH = 1_767_225_600.0
 
 logger = logging.getLogger("txcheck.sim")
 
+_LOOP_SERIALS = itertools.count(1)
+
 
 class _Numbered:
     """Hashed by a number drawn from the loop's count on first hash, so sets of these
@@ -71,17 +73,18 @@ class _Numbered:
     _txcheck_number: int
 
     def __hash__(self) -> int:
+        loop: SimLoop = self._loop  # type: ignore[attr-defined]
         try:
-            return self._txcheck_number
+            return self._txcheck_number + loop._hash_base
         except AttributeError:
-            loop: SimLoop = self._loop  # type: ignore[attr-defined]
             number = self._txcheck_number = next(loop._numbers)
-            return number
+            return number + loop._hash_base
 
     @property
     def number(self) -> int:
         """This task's or future's number in its loop (one count for both)."""
-        return hash(self)
+        hash(self)  # numbers it, if it is not yet
+        return self._txcheck_number
 
 
 class SimFuture(_Numbered, asyncio.Future[_T]):
@@ -127,7 +130,10 @@ class SimLoop(asyncio.AbstractEventLoop):
     ``virtual=False`` leaves those ambient functions real (the loop itself stays virtual).
     ``keep_tasks`` holds every task the loop makes (``kept_tasks``), so that none is freed
     while its owner keeps the loop: a freed coroutine runs its ``finally`` blocks, which a
-    checker must decide when to allow (``txcheck.sim.actors``).
+    checker must decide when to allow (``txcheck.sim.actors``). ``keep_ambient`` leaves the
+    stand-ins swapped in between runs (``ambient.enter(keep=True)``): a checker runs a loop
+    step by step, and swapping 32 attributes in and out at every step was most of its
+    cost.
     """
 
     def __init__(
@@ -137,8 +143,10 @@ class SimLoop(asyncio.AbstractEventLoop):
         epoch: float = EPOCH,
         virtual: bool = True,
         keep_tasks: bool = False,
+        keep_ambient: bool = False,
     ) -> None:
         self.seed = seed
+        self.keep_ambient = keep_ambient
         self.kept_tasks: list[asyncio.Task[Any]] | None = [] if keep_tasks else None
         self.epoch = epoch
         self.txcheck_virtual = virtual
@@ -150,6 +158,12 @@ class SimLoop(asyncio.AbstractEventLoop):
         self._timer_order = itertools.count()
         self._cancelled_timers = 0
         self._numbers = itertools.count(1)
+        # Hashes are the number plus a multiple of 2**40 that differs per loop. A set
+        # places them by the low bits, and resolves a collision from the low bits for
+        # the first eight probes, so the sets a program makes order its tasks by their
+        # numbers alone, whichever loop; while the tasks of thousands of loops (asyncio's
+        # process-wide weak set of tasks holds them all) do not pile up on one hash.
+        self._hash_base = next(_LOOP_SERIALS) << 40
         self._task_names = itertools.count(1)
         self._ports: list[PortFuture[Any]] = []
         self._closed = False
@@ -568,7 +582,7 @@ class SimLoop(asyncio.AbstractEventLoop):
         )
         events._set_running_loop(self)
         if self.txcheck_virtual:
-            ambient.enter()
+            ambient.enter(keep=self.keep_ambient)
         try:
             yield
         finally:
