@@ -98,7 +98,12 @@ def txcheck_testcase(
         invariants=tuple(checks),
         plans=plans,
         bounds=Bounds(max_faults=max_faults),
-        budget=Budget(max_examples=max_examples, step_count=step_count, database=None),
+        # no shrink budget: that is the search engine's stop (it reports the smallest
+        # failure so far); in a TestCase Hypothesis shrinks to its own end, and the
+        # engine's stop would escape as a BaseException and end the whole test session
+        budget=Budget(
+            max_examples=max_examples, step_count=step_count, database=None, max_shrinks=None
+        ),
     )
 
     check_ready(target)  # tools without behaviour, nothing to plan: an error, not a pass
