@@ -38,8 +38,8 @@ from txcheck.sim import AsyncPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent  # noqa: E402
-from examples.async_orchestrators.guarded import InFlightAware  # noqa: E402
+from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent
+from examples.async_orchestrators.guarded import InFlightAware
 
 
 class DirectMcpAgent(StableKeyMcpCheckoutAgent):

@@ -6,7 +6,6 @@ decision is in the trace, replays, and the same choices give the same trace byte
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,25 +15,25 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from txcheck import dumps_trace, load_trace, replay, trace_of  # noqa: E402
-from txcheck.exploration.kernel.session import Session  # noqa: E402
-from txcheck.exploration.kernel.target import Bounds, Target  # noqa: E402
-from txcheck.exploration.plansets.representative import representative_plans  # noqa: E402
-from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
-from txcheck.models.plan.contract_loader import default_contract  # noqa: E402
-from txcheck.models.sim.choices import (  # noqa: E402
+from txcheck import dumps_trace, load_trace, replay, trace_of
+from txcheck.exploration.kernel.session import Session
+from txcheck.exploration.kernel.target import Bounds, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.choices import (
     MODEL_KINDS,
     Action,
     FaultKind,
     Outcome,
     fault_kinds,
 )
-from txcheck.models.sim.fixture import default_fixture  # noqa: E402
-from txcheck.models.sim.policies import builtin_policy  # noqa: E402
-from txcheck.models.sim.policies.base import Policy, offers_model_turns  # noqa: E402
-from txcheck.models.sim.requests import Invoke, ModelTurn  # noqa: E402
-from txcheck.models.sim.runner import SERVICE  # noqa: E402
-from txcheck.sim import AsyncPolicy  # noqa: E402
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.base import Policy, offers_model_turns
+from txcheck.models.sim.requests import Invoke, ModelTurn
+from txcheck.models.sim.runner import SERVICE
+from txcheck.sim import AsyncPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -75,10 +74,18 @@ def test_a_model_turn_offers_the_models_options_and_touches_nothing() -> None:
 
 def test_model_decisions_are_opt_in_and_change_no_other_policys_kinds() -> None:
     # exactly the kinds every existing policy had before ``ModelTurn``, in the same order
-    before = (
-        "timeout_before_commit lost_response_after_commit transient_error permanent_error "
-        "crash duplicate ack_lost reorder interleave jump"
-    ).split()
+    before = [
+        "timeout_before_commit",
+        "lost_response_after_commit",
+        "transient_error",
+        "permanent_error",
+        "crash",
+        "duplicate",
+        "ack_lost",
+        "reorder",
+        "interleave",
+        "jump",
+    ]
     assert [k.value for k in fault_kinds(late_commits=False)] == before
     assert [k.value for k in fault_kinds(late_commits=True)] == [*before, "late_commit"]
     with_model = fault_kinds(late_commits=True, model_turns=True)
