@@ -6,6 +6,7 @@ decision is in the trace, replays, and the same choices give the same trace byte
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -257,12 +258,30 @@ def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
 # -- the search, with default settings -----------------------------------------------------
 
 
-def explore(policy: str, seed: str, cwd: Path, out: Path) -> subprocess.CompletedProcess[str]:
+def explore(
+    policy: str, seed: str, cwd: Path, out: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "txcheck", "explore", "--policy", policy, "--seed", seed,
-         "--trace-out", str(out), "--json"],
+         "--trace-out", str(out), "--json", *extra],
         cwd=cwd, capture_output=True, text=True, check=False, timeout=3000,
     )  # fmt: skip
+
+
+def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
+    """One seed, default settings: the fresh key breaks ``retries_reuse_key`` at once;
+    without that hygiene rule the search goes on to the double charge itself (a lost
+    response, then the model's fresh key), with the model's decision in the trace."""
+    caught = explore(NAIVE, "1", ROOT, tmp_path / "naive.json")
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    assert json.loads(caught.stdout)["counterexample"]["invariant"] == "retries_reuse_key"
+    out = tmp_path / "harm.json"
+    harm = explore(NAIVE, "1", ROOT, out, "--skip-invariant", "retries_reuse_key")
+    assert harm.returncode == 1, harm.stderr[-2000:]
+    violations = json.loads(harm.stdout)["counterexample"]["violations"]
+    assert "no_double_charge" in {v["invariant"] for v in violations}
+    trace = out.read_text("utf-8")
+    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
 
 
 @pytest.mark.slow
