@@ -32,7 +32,7 @@ from txcheck.models.sim.choices import (
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
 from txcheck.models.sim.policies.base import Policy, offers_model_turns
-from txcheck.models.sim.requests import Invoke, ModelTurn
+from txcheck.models.sim.requests import Invoke, ModelTurn, ToolResult
 from txcheck.models.sim.runner import SERVICE
 from txcheck.sim import AsyncPolicy
 
@@ -170,6 +170,48 @@ def test_the_default_schedule_completes_over_mcp() -> None:
         assert tools == [c.name for c in SINGLE[0].calls]
         phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
         assert phases[-1] == "RECONCILED"
+
+
+def test_the_mcp_session_runs_on_the_simulated_loop_without_threads() -> None:
+    """The SDK's in-memory transport (anyio memory streams, the JSON-RPC session) runs on
+    ``SimLoop``: no thread is started, the tools listed are the contract's, and the agent's
+    timeouts are virtual (a run takes no real second)."""
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def record(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        original(thread)
+
+    threading.Thread.start = record  # type: ignore[method-assign]
+    try:
+        wall = time.monotonic()
+        session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
+        session.finish()
+        wall = time.monotonic() - wall
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
+    assert started == []
+    assert wall < 60  # the client's 10 s timeout was never waited for in real time
+    from mcp import types  # noqa: PLC0415
+
+    from txcheck.adapters import mcp as adapter  # noqa: PLC0415
+
+    class Ctx:
+        contract = CONTRACT
+        plan = SINGLE[0]
+
+    server = adapter.server(Ctx(), ports=None)
+    assert server.name == "txcheck"
+    result = adapter.as_mcp(ToolResult(status="conflict", code="idempotency_conflict"))
+    assert result.is_error and json.loads(result.content[0].text)["status"] == "conflict"
+    assert isinstance(result.content[0], types.TextContent)
+    call = SINGLE[0].calls[2]
+    fresh = {**call.arguments, "idempotency_key": "minted-by-the-model"}
+    assert adapter.call_of(SINGLE[0], CONTRACT, call.name, fresh) == call.id
 
 
 def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
