@@ -4,7 +4,9 @@ The agent loop is the usual one: ask the model for its next tool call, call the 
 MCP under a timeout, tell the model how it went, until the model is done. The model decides
 the retries. Both versions keep a small durable record (journal) of what they attempted, so
 a crashed or abandoned run is handed to a person with the calls listed, and a finished one
-is marked done; and they validate the model's whole proposal before any call goes out.
+is marked done; they validate the model's whole proposal before any call goes out, and
+claim the checkout's operation id first, so a second submission of it (a double click)
+attaches to the first instead of running again.
 
 - ``McpCheckoutAgent`` (as usually written) sends the arguments the model emits. After a
   timeout a real model repeats the call under a fresh idempotency key; when the call that
@@ -34,7 +36,7 @@ from mcp import Client
 import txcheck
 from txcheck.adapters.mcp import server as mcp_server
 from txcheck.adapters.model import Feedback, ScriptedModel, ToolCall
-from txcheck.policy import Phase
+from txcheck.policy import TERMINAL_PHASES, Phase
 
 
 class McpCheckoutAgent:
@@ -49,12 +51,22 @@ class McpCheckoutAgent:
     async def orchestrate(self, ctx: Any, ports: Any) -> None:
         journal = list(await ports.journal.read())
         phases = [e["phase"] for e in journal if "phase" in e]
-        if phases and phases[-1] in (Phase.RECONCILED, Phase.REJECTED, Phase.MANUAL):
+        if phases and phases[-1] in TERMINAL_PHASES:
             return
         codes = sorted(set(txcheck.validate(ctx.contract, ctx.plan, summary=False).codes()))
         if codes:  # the whole proposal is checked before any call goes out
             await ports.journal.append({"phase": Phase.REJECTED, "codes": codes})
             return
+        if not phases:  # the checkout is one business operation: a double click attaches
+            operation = ctx.operation_id()
+            owner = await ports.journal.claim(
+                operation, {"phase": Phase.EXECUTING, "operation": operation}
+            )
+            if owner != ctx.instance:
+                await ports.journal.append(
+                    {"phase": Phase.ATTACHED, "operation": operation, "owner": owner}
+                )
+                return
         attempted = _attempted(journal)
         if attempted:  # a restart after calls went out: their outcome is not known here
             await self.hand_over(ports, attempted, "the agent restarted")
