@@ -358,7 +358,7 @@ def test_default_explore_catches_the_usual_agent_and_passes_the_fixed_one(
 ) -> None:
     caught = explore(NAIVE, seed, ROOT, tmp_path / "naive.json")
     assert caught.returncode == 1, caught.stderr[-2000:]
-    # Not yet seen to finish: the default search of the fixed agent (bound 3 over 17 plan
-    # sets) took more than 8 minutes of CPU per seed where it was written, and was stopped.
+    # Known to fail for now (docs/agents.md): at three deviations seed 1 finds a double
+    # charge (late commit, lookup while in flight, landing, key expiry, retry).
     passed = explore(FIXED, seed, ROOT, tmp_path / "fixed.json")
     assert passed.returncode == 0, passed.stdout[-4000:]
