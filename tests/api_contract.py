@@ -275,9 +275,18 @@ def unexported(doc: str) -> list[str]:
 _INTERNAL_IMPORT = re.compile(
     r"^\s*(?:>>>\s*)?(?:from\s+(txcheck\.[\w.]+)\s+import|import\s+(txcheck\.[\w.]+))", re.M
 )
-PUBLIC_MODULES = frozenset({"txcheck.policy", "txcheck.sim", "txcheck.conformance"})
+PUBLIC_MODULES = frozenset(
+    {
+        "txcheck.policy",
+        "txcheck.sim",
+        "txcheck.conformance",
+        "txcheck.adapters.mcp",
+        "txcheck.adapters.model",
+    }
+)
 """The public modules besides ``txcheck``: what policy authors need, the deterministic
-asyncio loop (docs/async.md) and store conformance (docs/stores.md)."""
+asyncio loop (docs/async.md), store conformance (docs/stores.md) and the agent adapters
+(docs/agents.md)."""
 
 
 def internal_imports(text: str) -> list[str]:

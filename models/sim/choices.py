@@ -16,6 +16,7 @@ import attrs
 from txcheck.models.errors import UnknownNameError
 
 __all__ = [
+    "MODEL_KINDS",
     "OPT_IN_KINDS",
     "READ_OUTCOMES",
     "TOOL_OUTCOMES",
@@ -86,6 +87,12 @@ class Outcome(Vocabulary):
     """The caller hears nothing (a timeout, as ``TIMEOUT_BEFORE_COMMIT``), but the call is
     still in flight and commits later: cancelling a call does not undo its side effect.
     Offered only to policies that ask for it (``Policy.late_commits``)."""
+    RETRY_SAME_ARGUMENTS = "retry_same_arguments"
+    """A scripted model, told a tool call failed, repeats it with the same arguments (the
+    same idempotency key); its default is to repeat it under a fresh key, as real models
+    do (``ModelTurn``). Offered only to policies that ask (``Policy.model_turns``)."""
+    MODEL_STOPS = "model_stops"
+    """A scripted model, told a tool call failed, stops calling tools (``ModelTurn``)."""
 
     @property
     def is_fault(self) -> bool:
@@ -93,6 +100,9 @@ class Outcome(Vocabulary):
 
 
 _OUTCOMES: dict[str, Outcome] = {o.value: o for o in Outcome}
+
+_DECISIONS = frozenset({Outcome.RETRY_SAME_ARGUMENTS, Outcome.MODEL_STOPS})
+"""Outcomes that are a scripted model's decisions, not faults of the world."""
 
 TOOL_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.OK,
@@ -128,23 +138,46 @@ class FaultKind(Vocabulary):
     INTERLEAVE = "interleave"
     JUMP = "jump"
     LATE_COMMIT = "late_commit"
+    RETRY_SAME_ARGUMENTS = "retry_same_arguments"
+    MODEL_STOPS = "model_stops"
 
     @property
     def is_fault(self) -> bool:
-        """A fault injected into the world (not a scheduling choice)."""
-        return self not in (FaultKind.REORDER, FaultKind.INTERLEAVE)
+        """A fault injected into the world (not a scheduling choice, nor a scripted model's
+        decision)."""
+        return self not in _NOT_FAULTS
 
 
-OPT_IN_KINDS: frozenset[FaultKind] = frozenset({FaultKind.LATE_COMMIT})
-"""Deviation kinds a run offers only when its policy asks for them (``late_commits``);
-listed last, so that adding one changes nothing for a policy that does not."""
+_NOT_FAULTS = frozenset(
+    {
+        FaultKind.REORDER,
+        FaultKind.INTERLEAVE,
+        FaultKind.RETRY_SAME_ARGUMENTS,
+        FaultKind.MODEL_STOPS,
+    }
+)
+
+MODEL_KINDS: frozenset[FaultKind] = frozenset(
+    {FaultKind.RETRY_SAME_ARGUMENTS, FaultKind.MODEL_STOPS}
+)
+"""A scripted model's decisions after a failed tool call (``ModelTurn``), offered only to
+policies that ask for them (``model_turns``)."""
+
+OPT_IN_KINDS: frozenset[FaultKind] = frozenset({FaultKind.LATE_COMMIT}) | MODEL_KINDS
+"""Deviation kinds a run offers only when its policy asks for them (``late_commits``,
+``model_turns``); listed last, so that adding one changes nothing for a policy that does
+not."""
 
 
-def fault_kinds(*, late_commits: bool) -> tuple[FaultKind, ...]:
+def fault_kinds(*, late_commits: bool, model_turns: bool = False) -> tuple[FaultKind, ...]:
     """The deviation kinds a run of a policy can take, in the order shrinking prefers."""
-    if late_commits:
-        return tuple(FaultKind)
-    return tuple(k for k in FaultKind if k not in OPT_IN_KINDS)
+    return tuple(
+        k
+        for k in FaultKind
+        if k not in OPT_IN_KINDS
+        or (k is FaultKind.LATE_COMMIT and late_commits)
+        or (k in MODEL_KINDS and model_turns)
+    )
 
 
 class RequestKind(Vocabulary):
@@ -167,6 +200,7 @@ class RequestKind(Vocabulary):
     APPLY_EFFECT = "ApplyEffect"
     ACK = "Ack"
     REFUSED = "Refused"
+    MODEL_TURN = "ModelTurn"
 
 
 class Part(Vocabulary):
@@ -242,7 +276,8 @@ class Choice:
         action = self.action
         if action is Action.CRASH or action is Action.JUMP:
             return True
-        return self.outcome is not Outcome.OK and type(self.outcome) is Outcome
+        outcome = self.outcome
+        return outcome is not Outcome.OK and type(outcome) is Outcome and outcome not in _DECISIONS
 
     @property
     def fault_name(self) -> str:

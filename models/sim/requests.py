@@ -44,6 +44,7 @@ __all__ = [
     "KeyLookup",
     "Lookup",
     "MarkSeen",
+    "ModelTurn",
     "OutboxFetch",
     "OutboxMarkPublished",
     "Publish",
@@ -510,6 +511,47 @@ class Refused(Request):
 
     def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
         return None, {"refused": self.reason}
+
+
+@attrs.frozen(kw_only=True)
+class ModelTurn(Request):
+    """Not a request for the world: a scripted model (``txcheck.agents``), told that its
+    tool call ``call_id`` failed (``error``: timeout, error, conflict, rejected), decides
+    what its next turn is. The decision is the checker's choice: by default the model
+    repeats the call under a fresh idempotency key (what real models do); the deviations
+    are repeating it with the same arguments (``RETRY_SAME_ARGUMENTS``) and stopping
+    (``MODEL_STOPS``). It touches nothing, so it commutes with every other actor's step.
+
+    Answers ``"fresh_key"``, ``"same_arguments"`` or ``"stop"``."""
+
+    kind: ClassVar[RequestKind] = RequestKind.MODEL_TURN
+    faults: ClassVar[tuple[Outcome, ...]] = (Outcome.RETRY_SAME_ARGUMENTS, Outcome.MODEL_STOPS)
+    footprint: ClassVar[Footprint] = Footprint()
+    read_only: ClassVar[bool] = True
+
+    call_id: str
+    tool: str
+    attempt: int
+    error: str
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "call": self.call_id,
+            "tool": self.tool,
+            "attempt": self.attempt,
+            "error": self.error,
+        }
+
+    def perform(self, world: World, actor: str, outcome: Outcome) -> Performed:
+        decision = _DECISION.get(outcome, "fresh_key")
+        return decision, {"decision": decision}
+
+
+_DECISION: dict[Outcome, str] = {
+    Outcome.RETRY_SAME_ARGUMENTS: "same_arguments",
+    Outcome.MODEL_STOPS: "stop",
+}
 
 
 def request_problem(value: object) -> str | None:

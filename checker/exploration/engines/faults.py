@@ -40,6 +40,8 @@ FAULT_WEIGHTS: dict[FaultKind, int] = {
     FaultKind.INTERLEAVE: 2,
     FaultKind.JUMP: 1,
     FaultKind.LATE_COMMIT: 3,
+    FaultKind.RETRY_SAME_ARGUMENTS: 2,
+    FaultKind.MODEL_STOPS: 2,
 }
 """Relative weight of each kind among those available at one point."""
 

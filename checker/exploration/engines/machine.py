@@ -36,6 +36,7 @@ from txcheck.models.canonical import stable_hash
 from txcheck.models.errors import ControlFlow
 from txcheck.models.plan.proposal import Plan, plan_to_json
 from txcheck.models.sim.choices import Choice, FaultKind, fault_kind, fault_kinds
+from txcheck.models.sim.policies.base import offers_model_turns
 
 __all__ = [
     "BudgetExpired",
@@ -168,7 +169,9 @@ def machine_class(
     else:
         plan_strategy = submissions(PlanSpace(target.contract, target.fixture))
 
-    kinds = fault_kinds(late_commits=target.policy.late_commits)
+    kinds = fault_kinds(
+        late_commits=target.policy.late_commits, model_turns=offers_model_turns(target.policy)
+    )
 
     class TxcheckMachine(RuleBasedStateMachine):
         """Explores one policy: see ``txcheck.exploration.engines.machine``."""

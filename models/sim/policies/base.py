@@ -37,6 +37,7 @@ __all__ = [
     "OrchestratorContext",
     "Policy",
     "is_async_entry",
+    "offers_model_turns",
     "operation_id",
     "resource_values",
     "shares_resource",
@@ -164,6 +165,16 @@ def is_async_entry(found: object) -> bool:
     return inspect.iscoroutinefunction(getattr(found, "orchestrate", None))
 
 
+def offers_model_turns(policy: object) -> bool:
+    """Whether ``policy`` asks for a scripted model's decisions (``Policy.model_turns``),
+    declared on the policy or, for an asyncio orchestrator (``txcheck.sim.AsyncPolicy``),
+    on its entry: engines offer the ``MODEL_KINDS`` only then, so no other policy's
+    search changes."""
+    if getattr(policy, "model_turns", False):
+        return True
+    return bool(getattr(getattr(policy, "entry", None), "model_turns", False))
+
+
 class Policy:
     """Base class: an outbox relay and a deduplicating consumer; subclasses orchestrate.
 
@@ -179,12 +190,16 @@ class Policy:
       that gives up on a call (``asyncio.wait_for``, a cancelled task) faces. Off for
       the built-in generator policies, whose recorded results predate it; on for asyncio
       orchestrators (``txcheck.sim``).
+    - ``model_turns``: the policy's code asks a scripted model what to do after a failed
+      tool call (``ModelTurn``, ``txcheck.agents``), so the model's decisions are
+      deviation kinds the engines draw (``MODEL_KINDS``). Off by default.
     """
 
     name: str = "policy"
     uses_outbox: bool = True
     max_attempts: int | None = 3
     late_commits: bool = False
+    model_turns: bool = False
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
         raise NotImplementedError(f"{type(self).__name__} must implement orchestrate()")

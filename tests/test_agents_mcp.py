@@ -1,0 +1,364 @@
+"""Agents checked unmodified (issue 25), MCP first: the scripted model's retry decision is a
+choice of the search (``ModelTurn``), offered only to policies that ask for it; user MCP
+client code runs against ``txcheck.adapters.mcp`` on the simulated loop; the checkout agent
+as usually written double-charges under a late commit and the stable-key one does not; the
+decision is in the trace, replays, and the same choices give the same trace bytes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from txcheck import dumps_trace, load_trace, replay, trace_of
+from txcheck.exploration.kernel.session import Session
+from txcheck.exploration.kernel.target import Bounds, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.choices import (
+    MODEL_KINDS,
+    Action,
+    FaultKind,
+    Outcome,
+    fault_kinds,
+)
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies import builtin_policy
+from txcheck.models.sim.policies.base import Policy, offers_model_turns
+from txcheck.models.sim.requests import Invoke, ModelTurn, ToolResult
+from txcheck.models.sim.runner import SERVICE
+from txcheck.sim import AsyncPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from examples.agents import mcp_checkout  # noqa: E402
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
+NAIVE = "examples.agents.mcp_checkout:McpCheckoutAgent"
+FIXED = "examples.agents.mcp_checkout:StableKeyMcpCheckoutAgent"
+
+
+def target(policy: Policy, *, skip: tuple[str, ...] = ()) -> Target:
+    return Target(
+        policy=policy,
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        plans=(SINGLE,),
+        invariants=tuple(i for i in DEFAULT_INVARIANTS if i.name not in skip),
+        bounds=Bounds(max_faults=2, max_states=10**6),
+    )
+
+
+# -- the model's decision: a request kind whose outcomes are the options -------------------
+
+
+def test_a_model_turn_offers_the_models_options_and_touches_nothing() -> None:
+    turn = ModelTurn(call_id="call_3", tool="charge_payment", attempt=1, error="timeout")
+    assert turn.faults == (Outcome.RETRY_SAME_ARGUMENTS, Outcome.MODEL_STOPS)
+    assert turn.read_only and not turn.footprint.writes and not turn.footprint.reads
+    world: Any = None  # a decision reads no world
+    assert turn.perform(world, "o", Outcome.OK) == ("fresh_key", {"decision": "fresh_key"})
+    assert turn.perform(world, "o", Outcome.RETRY_SAME_ARGUMENTS)[0] == "same_arguments"
+    assert turn.perform(world, "o", Outcome.MODEL_STOPS)[0] == "stop"
+    assert turn.summary()["kind"] == "ModelTurn" and turn.summary()["error"] == "timeout"
+
+
+def test_model_decisions_are_opt_in_and_change_no_other_policys_kinds() -> None:
+    # exactly the kinds every existing policy had before ``ModelTurn``, in the same order
+    before = [
+        "timeout_before_commit",
+        "lost_response_after_commit",
+        "transient_error",
+        "permanent_error",
+        "crash",
+        "duplicate",
+        "ack_lost",
+        "reorder",
+        "interleave",
+        "jump",
+    ]
+    assert [k.value for k in fault_kinds(late_commits=False)] == before
+    assert [k.value for k in fault_kinds(late_commits=True)] == [*before, "late_commit"]
+    with_model = fault_kinds(late_commits=True, model_turns=True)
+    assert set(with_model) - set(fault_kinds(late_commits=True)) == MODEL_KINDS
+    assert not any(k.is_fault for k in MODEL_KINDS)  # a model's decision, not a fault
+    assert not offers_model_turns(builtin_policy("guarded"))
+    assert offers_model_turns(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
+    assert FaultKind("model_stops") is FaultKind.MODEL_STOPS
+
+
+# -- the MCP agent under a late commit ----------------------------------------------------
+
+
+def late_commit_on_first_charge(
+    policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
+) -> Session:
+    """The default schedule, but the first charge over MCP times out and commits later:
+    it lands as soon as a later charge attempt has been answered, or when nothing else
+    can move."""
+    session = Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
+    late = False
+    while session.choices() and not session.done:
+        options = session.choices()
+        choice = options[0]
+        last = session.run.steps[-1] if session.run.steps else None
+        if (
+            late
+            and last is not None
+            and last.choice.action is Action.COMPLETE
+            and last.choice.outcome is not Outcome.LATE_COMMIT
+            and last.request.get("tool") == "charge_payment"
+        ):
+            choice = next((o for o in options if o.actor == SERVICE), choice)
+        for option in options:
+            request = session.run.request_of(option.actor)
+            if (
+                not late
+                and option.action is Action.COMPLETE
+                and option.outcome is Outcome.LATE_COMMIT
+                and isinstance(request, Invoke)
+                and request.tool == "charge_payment"
+            ):
+                choice, late = option, True
+        session.apply(choice)
+    assert late
+    return session
+
+
+def charges(session: Session) -> list[dict[str, Any]]:
+    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
+
+
+def test_the_agent_as_usually_written_double_charges_through_a_late_commit() -> None:
+    session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
+    execution = session.finish()
+    assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
+    paid = charges(session)
+    assert len(paid) == 2 and paid[0]["key"] != paid[1]["key"]  # the model's fresh key
+    turns = [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
+    assert turns and turns[0].observed == {"decision": "fresh_key"}
+    assert turns[0].request["error"] == "timeout" and not turns[0].deviation
+
+
+def test_the_stable_key_agent_survives_the_same_late_commit() -> None:
+    session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.StableKeyMcpCheckoutAgent))
+    execution = session.finish()
+    assert execution.ok, [f.name for f in execution.failures]
+    assert len(charges(session)) == 1
+    conflicts = [s for s in execution.steps if s.observed.get("code") == "idempotency_conflict"]
+    assert conflicts  # the retries met the key in flight
+    phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
+    assert phases[-1] == "MANUAL"  # the model gave up; a person sees the calls listed
+
+
+def test_the_default_schedule_completes_over_mcp() -> None:
+    for agent in (mcp_checkout.McpCheckoutAgent, mcp_checkout.StableKeyMcpCheckoutAgent):
+        session = Session(target(AsyncPolicy(agent)), SINGLE)
+        execution = session.finish()
+        assert execution.ok, [f.name for f in execution.failures]
+        tools = [s.request["tool"] for s in execution.steps if s.choice.action is Action.COMPLETE]
+        assert tools == [c.name for c in SINGLE[0].calls]
+        phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
+        assert phases[-1] == "RECONCILED"
+
+
+def test_the_mcp_session_runs_on_the_simulated_loop_without_threads() -> None:
+    """The SDK's in-memory transport (anyio memory streams, the JSON-RPC session) runs on
+    ``SimLoop``: no thread is started, the tools listed are the contract's, and the agent's
+    timeouts are virtual (a run takes no real second)."""
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def record(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        original(thread)
+
+    threading.Thread.start = record  # type: ignore[method-assign]
+    try:
+        wall = time.monotonic()
+        session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
+        session.finish()
+        wall = time.monotonic() - wall
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
+    assert started == []
+    assert wall < 60  # the client's 10 s timeout was never waited for in real time
+    from mcp import types  # noqa: PLC0415
+
+    from txcheck.adapters import mcp as adapter  # noqa: PLC0415
+
+    class Ctx:
+        contract = CONTRACT
+        plan = SINGLE[0]
+
+    server = adapter.server(Ctx(), ports=None)
+    assert server.name == "txcheck"
+    result = adapter.as_mcp(ToolResult(status="conflict", code="idempotency_conflict"))
+    assert result.is_error and json.loads(result.content[0].text)["status"] == "conflict"
+    assert isinstance(result.content[0], types.TextContent)
+    call = SINGLE[0].calls[2]
+    fresh = {**call.arguments, "idempotency_key": "minted-by-the-model"}
+    assert adapter.call_of(SINGLE[0], CONTRACT, call.name, fresh) == call.id
+
+
+def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
+    """The model repeats the timed-out charge with the same arguments (a deviation): the
+    trace records the decision, a replay reproduces it, and the same choices give the
+    same trace bytes."""
+    policy = AsyncPolicy(mcp_checkout.McpCheckoutAgent)
+    session = Session(target(policy), SINGLE, stop_at_first=False)
+    timed_out = decided = False
+    while session.choices() and not session.done:
+        options = session.choices()
+        choice = options[0]
+        for option in options:
+            request = session.run.request_of(option.actor)
+            if (
+                not timed_out
+                and option.outcome is Outcome.TIMEOUT_BEFORE_COMMIT
+                and isinstance(request, Invoke)
+                and request.tool == "charge_payment"
+            ):
+                choice, timed_out = option, True
+            if (
+                not decided
+                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
+                and isinstance(request, ModelTurn)
+            ):
+                choice, decided = option, True
+        session.apply(choice)
+    execution = session.finish()
+    assert timed_out and decided
+    turn = next(s for s in execution.steps if s.request.get("kind") == "ModelTurn")
+    assert turn.deviation and turn.observed == {"decision": "same_arguments"}
+    paid = charges(session)
+    assert len(paid) == 1  # the same key: the repeat committed once
+    document = trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+    first = dumps_trace(document)
+    path = tmp_path / "trace.json"
+    path.write_text(first, "utf-8")
+    again = replay(load_trace(path), target(policy))
+    assert [s.to_json() for s in again.steps] == [s.to_json() for s in execution.steps]
+    second = dumps_trace(
+        trace_of(again, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+    )
+    assert first == second
+    assert '"decision": "same_arguments"' in first
+
+
+def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
+    # the run stops at its first failure, as a search's does: the double charge, once the
+    # hygiene rule that a fresh key breaks at once is left out
+    policy = AsyncPolicy(mcp_checkout.McpCheckoutAgent)
+    skip = ("retries_reuse_key",)
+    session = late_commit_on_first_charge(policy, stop_at_first=True, skip=skip)
+    execution = session.finish()
+    assert execution.failed("no_double_charge")
+    path = tmp_path / "trace.json"
+    path.write_text(
+        dumps_trace(
+            trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+        ),
+        "utf-8",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "txcheck",
+            "replay",
+            str(path),
+            "--policy",
+            NAIVE,
+            "--skip-invariant",
+            *skip,
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr  # the double charge again
+    assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
+
+
+# -- the search, with default settings -----------------------------------------------------
+
+
+def explore(
+    policy: str, seed: str, cwd: Path, out: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "txcheck", "explore", "--policy", policy, "--seed", seed,
+         "--trace-out", str(out), "--json", *extra],
+        cwd=cwd, capture_output=True, text=True, check=False, timeout=3000,
+    )  # fmt: skip
+
+
+def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
+    """One seed, default settings: the fresh key breaks ``retries_reuse_key`` at once;
+    without that hygiene rule the search goes on to the double charge itself (a lost
+    response, then the model's fresh key), with the model's decision in the trace."""
+    caught = explore(NAIVE, "1", ROOT, tmp_path / "naive.json")
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    assert json.loads(caught.stdout)["counterexample"]["invariant"] == "retries_reuse_key"
+    out = tmp_path / "harm.json"
+    harm = explore(NAIVE, "1", ROOT, out, "--skip-invariant", "retries_reuse_key")
+    assert harm.returncode == 1, harm.stderr[-2000:]
+    violations = json.loads(harm.stdout)["counterexample"]["violations"]
+    assert "no_double_charge" in {v["invariant"] for v in violations}
+    trace = out.read_text("utf-8")
+    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
+
+
+def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
+    """Every schedule with at most one deviation, single order: the fixed agent holds
+    (at two, 20,698 states, it held too when measured; too slow for this tier)."""
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    def search(agent: type) -> Any:
+        tgt = Target(
+            policy=AsyncPolicy(agent),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            plans=(SINGLE,),
+            invariants=DEFAULT_INVARIANTS,
+            bounds=Bounds(max_faults=1, max_states=10**6),
+        )
+        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
+
+    fixed = search(mcp_checkout.StableKeyMcpCheckoutAgent)
+    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
+    # a model's decision follows a fault, so it needs a second deviation: none here
+    taken = fixed.coverage["deviations"]
+    assert taken.get("late_commit", 0) > 0 and "model_stops" not in taken
+    assert search(mcp_checkout.McpCheckoutAgent).counterexample is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_default_explore_catches_the_usual_agent_and_passes_the_fixed_one(
+    seed: str, tmp_path: Path
+) -> None:
+    caught = explore(NAIVE, seed, ROOT, tmp_path / "naive.json")
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    # Known to fail for now (docs/agents.md): at three deviations seed 1 finds a double
+    # charge (late commit, lookup while in flight, landing, key expiry, retry).
+    passed = explore(FIXED, seed, ROOT, tmp_path / "fixed.json")
+    assert passed.returncode == 0, passed.stdout[-4000:]
