@@ -84,7 +84,7 @@ class ScriptedModel:
             attempt=failed.attempt,
             error=feedback.error or "error",
         )
-        decision = await _ask(self._ports, f"model.turn {failed.name}", request)
+        decision = await self._ports.model.turn(request)
         if decision == "stop":
             self.stopped = True
             return None
@@ -115,10 +115,3 @@ class ScriptedModel:
             arguments[key],
         )
         return {**arguments, key: f"{original}-retry{failed.attempt + 1}"}
-
-
-async def _ask(ports: Any, label: str, request: ModelTurn) -> str:
-    """Send ``request`` on the ports' channel (``txcheck.sim.ports.Channel``): the checker
-    answers it as it answers every port operation."""
-    channel = ports.tools._channel  # the one line to the checker each generation has
-    return str(await channel.send(label, request))

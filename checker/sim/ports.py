@@ -31,6 +31,7 @@ from txcheck.models.sim.requests import (
     KeyLookup,
     Lookup,
     MarkSeen,
+    ModelTurn,
     OutboxFetch,
     OutboxMarkPublished,
     Publish,
@@ -47,6 +48,7 @@ __all__ = [
     "Channel",
     "Inbox",
     "Journal",
+    "Model",
     "Outbox",
     "Ports",
     "StalePortError",
@@ -226,9 +228,20 @@ class Inbox(_Port):
         await self._ask("inbox.apply", request)
 
 
+class Model(_Port):
+    """The checker's side of a scripted model (``txcheck.adapters.model``): what the
+    model does after a failed call is a choice of the search, asked here."""
+
+    async def turn(self, request: ModelTurn) -> str:
+        """The decision for ``request``: ``"fresh_key"``, ``"same_arguments"`` or
+        ``"stop"``."""
+        return str(await self._ask(f"model.turn {request.tool}", request))
+
+
 class Ports:
     """Everything an actor's code may touch: ``tools``, ``journal``, ``broker``, ``outbox``
-    and ``inbox``. One per generation of an actor."""
+    and ``inbox`` (and ``model``, for a scripted model's decisions). One per generation of
+    an actor."""
 
     def __init__(self, channel: Channel, *, call_timeout: float = 30.0) -> None:
         self.tools = Tools(channel, call_timeout=call_timeout)
@@ -236,6 +249,7 @@ class Ports:
         self.broker = Broker(channel)
         self.outbox = Outbox(channel)
         self.inbox = Inbox(channel)
+        self.model = Model(channel)
         self.generation = channel.generation
         """1 for the first run of this instance, one more after each crash."""
 
