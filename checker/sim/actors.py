@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import io
+import logging
 import math
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 from txcheck.models.errors import ControlFlow, PolicyError, SimulationError
@@ -165,6 +168,24 @@ def _close_oldest(limit: int = BURIAL_LIMIT) -> None:
     clock, and touch no run. A generation still running (its run is alive) is kept."""
     if len(_KEPT) <= limit:
         return
+    with _silenced():
+        _close_past(limit)
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """Nothing a dead generation says while it is closed reaches the user: no log record
+    (OpenTelemetry, say, logs a context it cannot detach outside its loop), no print."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logging.disable(previous)
+
+
+def _close_past(limit: int) -> None:
     alive: list[Channel] = []
     while _KEPT and len(_KEPT) + len(alive) > limit:
         channel = _KEPT.popleft()
