@@ -204,7 +204,7 @@ def test_the_json_verdict_of_a_policy_error_is_an_error_not_a_counterexample(
 @pytest.mark.parametrize(
     ("policy", "problem"),
     [
-        ("NoOrchestrate", "must be a Policy subclass or instance (got type)"),
+        ("NoOrchestrate", "must be a Policy subclass or instance, or an asyncio orchestrator"),
         ("ExitsInInit", "creating policy 'broken_policies:ExitsInInit' raised SystemExit"),
     ],
 )
