@@ -28,7 +28,6 @@ import contextlib
 import io
 import logging
 import math
-from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
@@ -41,11 +40,12 @@ from txcheck.sim.ports import Channel, Ports, ToolTimeout
 
 __all__ = ["BURIAL_LIMIT", "drive"]
 
-BURIAL_LIMIT = 10_000
-"""Generations kept after they ended, crashed or were dropped, their tasks unfreed (so
-their ``finally`` blocks unrun); past it, the oldest are closed."""
+BURIAL_LIMIT = 2_000
+"""Generations kept after they crashed or were dropped with tasks unfinished, their tasks
+unfreed (so their ``finally`` blocks unrun); past it, the oldest are closed. Kept objects
+cost every full garbage collection a traversal, so the limit stays low."""
 
-_KEPT: deque[Channel] = deque()
+_KEPT: dict[Channel, None] = {}
 """Every generation's channel, oldest first: each holds its loop, which holds its tasks
 (``SimLoop(keep_tasks=True)``). The garbage collector frees a dropped run's actors in any
 order, and would otherwise run a coroutine's ``finally`` blocks at any moment, inside
@@ -60,7 +60,7 @@ def drive(start: Start, *, who: str, generation: int, seed: int, call_timeout: f
     _close_oldest()
     loop = SimLoop(seed=seed, keep_tasks=True, keep_ambient=True)
     channel = Channel(loop, who=who, generation=generation)
-    _KEPT.append(channel)
+    _KEPT[channel] = None
     ports = Ports(channel, call_timeout=call_timeout)
     coroutine = start(ports)
     if not asyncio.iscoroutine(coroutine):
@@ -148,9 +148,14 @@ def _unfinished(loop: SimLoop) -> list[asyncio.Task[Any]]:
 
 def _bury(channel: Channel) -> None:
     """End ``channel``'s generation: its ports refuse, its unfinished tasks never run
-    again (they stay held, see ``_KEPT``) and are not logged as destroyed while pending."""
+    again (they stay held, see ``_KEPT``) and are not logged as destroyed while pending.
+    A generation with nothing left unfinished is let go at once."""
     channel.closed = True
-    for task in _unfinished(channel.loop):
+    rest = _unfinished(channel.loop)
+    if not rest:
+        _KEPT.pop(channel, None)
+        return
+    for task in rest:
         task._log_destroy_pending = False  # type: ignore[attr-defined]
 
 
@@ -186,12 +191,14 @@ def _silenced() -> Iterator[None]:
 
 
 def _close_past(limit: int) -> None:
-    alive: list[Channel] = []
-    while _KEPT and len(_KEPT) + len(alive) > limit:
-        channel = _KEPT.popleft()
+    excess = len(_KEPT) - limit
+    for channel in list(_KEPT):
+        if excess <= 0:
+            break
         if not channel.closed:
-            alive.append(channel)
-            continue
+            continue  # its run is alive: it may run again
+        del _KEPT[channel]
+        excess -= 1
         loop = channel.loop
         tasks = [t for t in loop.kept_tasks or () if not t.done()]
         loop.close()
@@ -204,4 +211,3 @@ def _close_past(limit: int) -> None:
             except BaseException:  # a dead generation's last words go nowhere
                 pass
         loop.kept_tasks = None
-    _KEPT.extendleft(reversed(alive))
