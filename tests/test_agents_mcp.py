@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
 from txcheck import dumps_trace, load_trace, replay, trace_of
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
@@ -33,7 +34,6 @@ from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
 from txcheck.models.sim.policies.base import Policy, offers_model_turns
 from txcheck.models.sim.requests import Invoke, ModelTurn, ToolResult
-from txcheck.models.sim.runner import SERVICE
 from txcheck.sim import AsyncPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,36 +103,10 @@ def test_model_decisions_are_opt_in_and_change_no_other_policys_kinds() -> None:
 def late_commit_on_first_charge(
     policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
 ) -> Session:
-    """The default schedule, but the first charge over MCP times out and commits later:
-    it lands as soon as a later charge attempt has been answered, or when nothing else
-    can move."""
-    session = Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
-    late = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        last = session.run.steps[-1] if session.run.steps else None
-        if (
-            late
-            and last is not None
-            and last.choice.action is Action.COMPLETE
-            and last.choice.outcome is not Outcome.LATE_COMMIT
-            and last.request.get("tool") == "charge_payment"
-        ):
-            choice = next((o for o in options if o.actor == SERVICE), choice)
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not late
-                and option.action is Action.COMPLETE
-                and option.outcome is Outcome.LATE_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, late = option, True
-        session.apply(choice)
-    assert late
-    return session
+    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
+    return drive_late_commit(
+        Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
+    )
 
 
 def charges(session: Session) -> list[dict[str, Any]]:

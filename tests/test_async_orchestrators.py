@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
@@ -164,36 +165,10 @@ WaitForStableKey = wait_for.StableKey
 def late_commit_on_first_charge(
     policy: Policy, *, stop_at_first: bool = False, only: tuple[str, ...] = DUPLICATES
 ) -> Session:
-    """The default schedule, but the first charge times out and lands as soon as the next
-    charge attempt has been answered (before the order is confirmed, which would make the
-    service refuse it)."""
-    session = Session(target(policy, only=only), SINGLE, stop_at_first=stop_at_first)
-    late = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        last = session.run.steps[-1] if session.run.steps else None
-        if (
-            late
-            and last is not None
-            and last.choice.action is Action.COMPLETE
-            and last.choice.outcome is not Outcome.LATE_COMMIT
-            and last.request.get("tool") == "charge_payment"
-        ):
-            choice = next((o for o in options if o.actor == SERVICE), choice)
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not late
-                and option.action is Action.COMPLETE
-                and option.outcome is Outcome.LATE_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, late = option, True
-        session.apply(choice)
-    assert late
-    return session
+    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
+    return drive_late_commit(
+        Session(target(policy, only=only), SINGLE, stop_at_first=stop_at_first)
+    )
 
 
 def test_a_fresh_key_after_wait_for_double_charges_through_a_late_commit() -> None:
