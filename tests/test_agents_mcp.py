@@ -21,6 +21,7 @@ from txcheck import dumps_trace, load_trace, replay, trace_of
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.usercode.loading import load_policy
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.choices import (
@@ -32,7 +33,7 @@ from txcheck.models.sim.choices import (
 )
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
-from txcheck.models.sim.policies.base import Policy, offers_model_turns
+from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.requests import Invoke, ModelTurn, ToolResult
 from txcheck.sim import AsyncPolicy
 
@@ -92,8 +93,10 @@ def test_model_decisions_are_opt_in_and_change_no_other_policys_kinds() -> None:
     with_model = fault_kinds(late_commits=True, model_turns=True)
     assert set(with_model) - set(fault_kinds(late_commits=True)) == MODEL_KINDS
     assert not any(k.is_fault for k in MODEL_KINDS)  # a model's decision, not a fault
-    assert not offers_model_turns(builtin_policy("guarded"))
-    assert offers_model_turns(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
+    guarded = builtin_policy("guarded")
+    assert guarded is not None and not guarded.model_turns
+    assert AsyncPolicy(mcp_checkout.McpCheckoutAgent).model_turns
+    assert load_policy("examples.agents.mcp_checkout:McpCheckoutAgent").policy.model_turns
     assert FaultKind("model_stops") is FaultKind.MODEL_STOPS
 
 

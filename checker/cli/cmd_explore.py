@@ -354,7 +354,7 @@ def run(args: argparse.Namespace) -> int:
         warnings += warn_unread("explore", target.fixture, target.services)
     deadline = Deadline(target.budget.time_budget)
     workers = _workers(args)
-    progress = ExploreProgress(Console(stderr=True))
+    progress = ExploreProgress(Console(stderr=True), kinds=len(target.fault_kinds))
     stopping = Stopping(
         "explore",
         deadline,

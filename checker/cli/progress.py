@@ -25,8 +25,10 @@ class ExploreProgress:
     """``with ExploreProgress(console):`` shows the line; ``observe`` (an
     ``explore`` observer) tells it which search runs and hands it its counters."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, kinds: int = len(FaultKind)) -> None:
         self.console = console
+        self.kinds = kinds
+        """How many deviation kinds the target's runs can take (``Target.fault_kinds``)."""
         self.started = time.monotonic()
         self.current = "starting"
         self.since = self.started
@@ -52,7 +54,7 @@ class ExploreProgress:
             parts += [
                 f"{tally.runs} runs",
                 f"{tally.steps / running:,.0f} steps/s",
-                f"{len(tally.deviations)}/{len(FaultKind)} deviation kinds",
+                f"{len(tally.deviations)}/{self.kinds} deviation kinds",
             ]
         parts.append(f"{elapsed:.1f}s")
         return Text(" · ".join(parts))

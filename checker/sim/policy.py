@@ -8,7 +8,8 @@ consumer a class leaves out are the reference ones. ``ctx`` says what the instan
 to do (``ctx.plan``, ``ctx.contract``, ``ctx.instance``, ``ctx.generation``); ``ports``
 (``txcheck.sim.ports``) is how the code reaches the world. A class may declare, as a
 ``Policy`` does: ``name``, ``uses_outbox`` (default True), ``max_attempts`` (default None),
-``late_commits`` (default True: a call the code gave up on may still commit later) and
+``late_commits`` (default True: a call the code gave up on may still commit later),
+``model_turns`` (default False: a scripted model's decisions are choices, docs/agents.md) and
 ``call_timeout`` (seconds a tool call waits before ``ToolTimeout``, default 30).
 """
 
@@ -52,6 +53,7 @@ class AsyncPolicy(Policy):
         self.uses_outbox = bool(getattr(target, "uses_outbox", True))
         self.max_attempts = getattr(target, "max_attempts", None)
         self.late_commits = bool(getattr(target, "late_commits", True))
+        self.model_turns = bool(getattr(target, "model_turns", False))
         self.call_timeout = float(getattr(target, "call_timeout", DEFAULT_CALL_TIMEOUT))
 
     def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:

@@ -35,8 +35,7 @@ from txcheck.exploration.plansets.strategies import PlanSpace, submissions
 from txcheck.models.canonical import stable_hash
 from txcheck.models.errors import ControlFlow
 from txcheck.models.plan.proposal import Plan, plan_to_json
-from txcheck.models.sim.choices import Choice, FaultKind, fault_kind, fault_kinds
-from txcheck.models.sim.policies.base import offers_model_turns
+from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
 
 __all__ = [
     "BudgetExpired",
@@ -169,9 +168,7 @@ def machine_class(
     else:
         plan_strategy = submissions(PlanSpace(target.contract, target.fixture))
 
-    kinds = fault_kinds(
-        late_commits=target.policy.late_commits, model_turns=offers_model_turns(target.policy)
-    )
+    kinds = target.fault_kinds
 
     class TxcheckMachine(RuleBasedStateMachine):
         """Explores one policy: see ``txcheck.exploration.engines.machine``."""

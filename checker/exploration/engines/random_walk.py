@@ -26,9 +26,8 @@ from txcheck.exploration.kernel.report import Counterexample, EngineReport
 from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.exploration.spread.generated import spread
-from txcheck.models.sim.choices import Choice, FaultKind, fault_kind, fault_kinds
+from txcheck.models.sim.choices import Choice, FaultKind, fault_kind
 from txcheck.models.sim.deviation_cost import deviation_count
-from txcheck.models.sim.policies.base import offers_model_turns
 from txcheck.models.sim.runner import Run
 
 __all__ = ["RandomEngine"]
@@ -114,9 +113,7 @@ class RandomEngine:
         cap = self.max_deviations
         if cap is None:
             cap = target.bounds.max_faults
-        kinds_all = fault_kinds(
-            late_commits=target.policy.late_commits, model_turns=offers_model_turns(target.policy)
-        )
+        kinds_all = target.fault_kinds
         failing: Execution | None = None
         notes: list[str] = []
         for walk in range(target.budget.max_examples * tuning.walks_per_example):

@@ -29,7 +29,7 @@ from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.checkout import CHECKOUT
-from txcheck.models.sim.choices import Part
+from txcheck.models.sim.choices import FaultKind, Part, fault_kinds
 from txcheck.models.sim.fixture import WorldFixture, default_fixture
 from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.runner import Run
@@ -210,6 +210,13 @@ class Target:
     budget: Budget = Budget()
     stores: Stores | None = attrs.field(default=None, eq=False)
     """Real stores for the journal and idempotency records (None: the in-memory world)."""
+
+    @property
+    def fault_kinds(self) -> tuple[FaultKind, ...]:
+        """The deviation kinds runs of this target can take: every kind but those the
+        policy does not ask for (``Policy.late_commits``, ``Policy.model_turns``)."""
+        policy = self.policy
+        return fault_kinds(late_commits=policy.late_commits, model_turns=policy.model_turns)
 
     @cached_property
     def suite(self) -> Suite:

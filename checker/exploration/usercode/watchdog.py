@@ -351,6 +351,7 @@ class WatchedPolicy(Policy):
         self.uses_outbox = inner.uses_outbox
         self.max_attempts = inner.max_attempts
         self.late_commits = inner.late_commits
+        self.model_turns = inner.model_turns
         self.problems: list[str] = []
         """What went wrong closing one of its generators (``_watched``): reported when
         the policy next starts a generator."""

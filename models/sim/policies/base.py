@@ -37,7 +37,6 @@ __all__ = [
     "OrchestratorContext",
     "Policy",
     "is_async_entry",
-    "offers_model_turns",
     "operation_id",
     "resource_values",
     "shares_resource",
@@ -163,16 +162,6 @@ def is_async_entry(found: object) -> bool:
     if inspect.iscoroutinefunction(found):
         return True
     return inspect.iscoroutinefunction(getattr(found, "orchestrate", None))
-
-
-def offers_model_turns(policy: object) -> bool:
-    """Whether ``policy`` asks for a scripted model's decisions (``Policy.model_turns``),
-    declared on the policy or, for an asyncio orchestrator (``txcheck.sim.AsyncPolicy``),
-    on its entry: engines offer the ``MODEL_KINDS`` only then, so no other policy's
-    search changes."""
-    if getattr(policy, "model_turns", False):
-        return True
-    return bool(getattr(getattr(policy, "entry", None), "model_turns", False))
 
 
 class Policy:
