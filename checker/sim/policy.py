@@ -16,11 +16,16 @@ to do (``ctx.plan``, ``ctx.contract``, ``ctx.instance``, ``ctx.generation``); ``
 from __future__ import annotations
 
 import inspect
-import sys
 import zlib
 from typing import Any
 
-from txcheck.models.sim.policies.base import ActorGen, OrchestratorContext, Policy, is_async_entry
+from txcheck.models.sim.policies.base import (
+    ActorGen,
+    OrchestratorContext,
+    Policy,
+    import_path,
+    is_async_entry,
+)
 from txcheck.models.sim.requests import Delivery
 from txcheck.models.sim.runner import CONSUMER, RELAY
 from txcheck.sim.actors import drive
@@ -87,18 +92,12 @@ class AsyncPolicy(Policy):
 
     @property
     def import_path(self) -> str | None:
-        """``module:QualName`` of the entry, when it can be imported back from it."""
-        entry = self.entry if not isinstance(self.entry, Policy) else None
-        if entry is None:
-            return None
-        holder = entry if inspect.isfunction(entry) or isinstance(entry, type) else type(entry)
-        module, qualname = holder.__module__, holder.__qualname__
-        if module == "__main__" or "<locals>" in qualname:
-            return None
-        found: Any = sys.modules.get(module)
-        for part in qualname.split("."):
-            found = getattr(found, part, None)
-        return f"{module}:{qualname}" if found is holder else None
+        """``module:QualName`` of the entry (its class, for an instance), when it can be
+        imported back from it."""
+        entry = self.entry
+        return import_path(
+            entry if inspect.isfunction(entry) or isinstance(entry, type) else type(entry)
+        )
 
     def __repr__(self) -> str:
         return f"<async policy {self.name}>"

@@ -37,7 +37,7 @@ from txcheck.models.errors import (
 )
 from txcheck.models.memo import IdentityMemo
 from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy
-from txcheck.models.sim.policies.base import Policy, is_async_entry
+from txcheck.models.sim.policies.base import Policy, import_path, is_async_entry
 from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
@@ -274,15 +274,3 @@ def load_policy(
     if timeout is not None:
         policy = WatchedPolicy(policy, seconds=policy_timeout(timeout), name=name)
     return LoadedPolicy(spec=name, policy=policy, builtin=builtin)
-
-
-def import_path(cls: type) -> str | None:
-    """``module:QualName`` of a class that can be imported back from it (not one from
-    ``__main__`` or defined inside a function), else None."""
-    module, qualname = cls.__module__, cls.__qualname__
-    if module == "__main__" or "<locals>" in qualname:
-        return None
-    found: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return f"{module}:{qualname}" if found is cls else None

@@ -11,6 +11,7 @@ and write ``orchestrate``.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "ActorGen",
     "OrchestratorContext",
     "Policy",
+    "import_path",
     "is_async_entry",
     "operation_id",
     "resource_values",
@@ -162,6 +164,19 @@ def is_async_entry(found: object) -> bool:
     if inspect.iscoroutinefunction(found):
         return True
     return inspect.iscoroutinefunction(getattr(found, "orchestrate", None))
+
+
+def import_path(obj: Any) -> str | None:
+    """``module:QualName`` of a class or function that can be imported back from it (not
+    one from ``__main__`` or defined inside a function), else None: how a policy is named
+    where it must be loaded again (traces, printed reproductions, workers)."""
+    module, qualname = obj.__module__, obj.__qualname__
+    if module == "__main__" or "<locals>" in qualname:
+        return None
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return f"{module}:{qualname}" if found is obj else None
 
 
 class Policy:
