@@ -9,6 +9,7 @@ without yielding is stopped by the watchdog (``txcheck.exploration.usercode.watc
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -201,30 +202,27 @@ def _load_all(
 def _instantiate(spec: str, found: Any) -> Policy:
     if isinstance(found, Policy):
         return found
+    make: Callable[[], Policy]
     if is_async_entry(found):
         from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
 
-        try:
-            return AsyncPolicy(found)
-        except ControlFlow:
-            raise  # a real Ctrl-C
-        except BaseException as error:  # user code: even SystemExit is reported, not obeyed
-            raise PolicyError(
-                f"creating policy {spec!r} raised {type(error).__name__}: {error}"
-            ) from None
-    if isinstance(found, type) and issubclass(found, Policy):
-        try:
-            return found()
-        except ControlFlow:
-            raise  # a real Ctrl-C
-        except BaseException as error:  # user code: even SystemExit is reported, not obeyed
-            raise PolicyError(
-                f"creating policy {spec!r} raised {type(error).__name__}: {error}"
-            ) from None
-    raise PolicyError(
-        f"{spec!r} must be a Policy subclass or instance, or an asyncio orchestrator "
-        f"('async def orchestrate(ctx, ports)' or a class with one; got {type(found).__name__})"
-    )
+        make = functools.partial(AsyncPolicy, found)
+    elif isinstance(found, type) and issubclass(found, Policy):
+        make = found
+    else:
+        raise PolicyError(
+            f"{spec!r} must be a Policy subclass or instance, or an asyncio orchestrator "
+            "('async def orchestrate(ctx, ports)' or a class with one; got "
+            f"{type(found).__name__})"
+        )
+    try:
+        return make()
+    except ControlFlow:
+        raise  # a real Ctrl-C
+    except BaseException as error:  # user code: even SystemExit is reported, not obeyed
+        raise PolicyError(
+            f"creating policy {spec!r} raised {type(error).__name__}: {error}"
+        ) from None
 
 
 def load_policy(
@@ -236,14 +234,11 @@ def load_policy(
     instance or subclass is taken as is, and named by its import path when it has one
     (so traces and printed reproductions can load it again). User policies run under the
     watchdog unless ``timeout`` is None."""
-    if not isinstance(spec, (str, Policy)) and is_async_entry(spec):
-        from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
-
-        made = AsyncPolicy(spec)
-        policy: Policy = made
-        builtin = False
-        name = made.import_path or made.name
-    elif isinstance(spec, Policy) or (isinstance(spec, type) and issubclass(spec, Policy)):
+    if (
+        isinstance(spec, Policy)
+        or (isinstance(spec, type) and issubclass(spec, Policy))
+        or is_async_entry(spec)
+    ):
         policy = _instantiate(repr(spec), spec)
         cls = spec if isinstance(spec, type) else type(spec)
         builtin = BUILTIN_POLICIES.get(policy.name) is cls
