@@ -19,24 +19,18 @@ import os
 import signal
 import sys
 import threading
-import time
 from types import FrameType, TracebackType
 from typing import Any
 
 from txcheck.cli.safe_text import one_line
 from txcheck.exploration.kernel.target import Deadline
-from txcheck.exploration.usercode.watchdog import IN_USER_CODE, USER_CODE_NAME
+from txcheck.exploration.usercode.watchdog import IN_USER_CODE, USER_CODE_NAME, monotonic
 
 __all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "Stopping"]
 
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 _CODES = {signal.SIGINT: EXIT_SIGINT, signal.SIGTERM: EXIT_SIGTERM}
-
-monotonic = time.monotonic
-"""The real clock, taken when this module is imported (before any simulated loop runs):
-a ``txcheck.sim`` loop swaps ``time.monotonic`` for its virtual clock while it runs, and
-a watchdog must measure real time even then."""
 
 
 class Stopping:

@@ -48,6 +48,7 @@ __all__ = [
     "WatchedPolicy",
     "bounded_invariant",
     "bounded_services",
+    "monotonic",
     "policy_timeout",
     "user_timeout",
     "watchdog_available",
