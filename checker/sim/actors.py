@@ -200,7 +200,7 @@ def _close_past(limit: int) -> None:
         del _KEPT[channel]
         excess -= 1
         loop = channel.loop
-        tasks = [t for t in loop.kept_tasks or () if not t.done()]
+        tasks = _unfinished(loop)
         loop.close()
         for task in tasks:
             coroutine = task.get_coro()
