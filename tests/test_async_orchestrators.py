@@ -11,16 +11,23 @@ import json
 import os
 import subprocess
 import sys
+import unittest
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
+from txcheck.cli import main
+from txcheck.exploration.engines.systematic import SystematicEngine
+from txcheck.exploration.kernel.context import SearchContext
+from txcheck.exploration.kernel.report import EngineReport
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.spread.shipping import ShippingError, describe, rebuild
 from txcheck.exploration.usercode.loading import load_policy
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import PolicyError, SimulationError
@@ -31,8 +38,12 @@ from txcheck.models.sim.policies import builtin_policy
 from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.requests import Invoke, Refused, Sleep
 from txcheck.models.sim.runner import SERVICE, Run
+from txcheck.models.sim.stored import Stores
+from txcheck.models.stores.sqlite import SqliteIdempotencyStore, SqliteJournal
 from txcheck.scenarios.run import run_all
 from txcheck.sim import AsyncPolicy, Ports, is_async_entry
+from txcheck.testing import txcheck_testcase
+from txcheck.traces.document import trace_of, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,6 +82,11 @@ def target(
         invariants=invariants,
         bounds=Bounds(max_faults=k, max_states=10**6),
     )
+
+
+def systematic(searched: Target) -> EngineReport:
+    """The systematic engine's report on ``searched``, in this process."""
+    return SystematicEngine().explore(searched, SearchContext.of(searched))
 
 
 DUPLICATES = ("no_double_charge", "no_double_effect", "retries_reuse_key")
@@ -124,9 +140,6 @@ def test_a_twin_that_differs_is_told_apart() -> None:
 def test_systematic_search_of_the_twins_visits_the_same_states(
     plans: tuple[Any, ...], k: int
 ) -> None:
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
     reports = []
     for policy in (
         builtin_policy("guarded"),
@@ -134,7 +147,7 @@ def test_systematic_search_of_the_twins_visits_the_same_states(
     ):
         assert policy is not None
         tgt = target(policy, plans, k)
-        reports.append(SystematicEngine().explore(tgt, SearchContext.of(tgt)))
+        reports.append(systematic(tgt))
     plain, twin = reports
     assert plain.counterexample is None and twin.counterexample is None
     assert (twin.runs, twin.steps, twin.states) == (plain.runs, plain.steps, plain.states)
@@ -142,14 +155,11 @@ def test_systematic_search_of_the_twins_visits_the_same_states(
 
 
 def test_the_naive_twin_is_caught_like_naive() -> None:
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
     found = []
     for policy in (builtin_policy("naive"), AsyncPolicy(without_late_commits(naive.Naive))):
         assert policy is not None
         tgt = target(policy, SINGLE, 1)
-        report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+        report = systematic(tgt)
         assert report.counterexample is not None
         found.append([s.to_json() for s in report.counterexample.execution.steps])
     assert found[0] == found[1]
@@ -195,17 +205,14 @@ def test_the_stable_key_version_survives_the_same_late_commit() -> None:
 
 
 def test_the_search_finds_the_late_commit_and_passes_the_stable_key() -> None:
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
     # One deviation: the stable key holds (with two, a lost response and a clock jump past
     # the key's lifetime make its blind retry charge again: why guarded looks up first).
     tgt = target(AsyncPolicy(WaitForStableKey), SINGLE, 1, only=DUPLICATES)
-    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    report = systematic(tgt)
     assert report.counterexample is None and report.states > 50
     assert report.coverage["deviations"].get("late_commit", 0) > 0
     tgt = target(AsyncPolicy(WaitForFreshKey), SINGLE, 1, only=DUPLICATES)
-    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    report = systematic(tgt)
     assert report.counterexample is not None
 
 
@@ -416,8 +423,6 @@ def iter_kinds(run: Run) -> Iterator[str]:
 def test_scenarios_runs_the_async_twins_in_place_of_the_built_ins(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from txcheck.cli import main  # noqa: PLC0415
-
     spec = "examples.async_orchestrators"
     argv = ["scenarios", "--out", str(tmp_path), "--policy", f"{spec}.guarded:Guarded"]
     argv += ["--control", f"control-no-dedupe={spec}.controls:NoDedupe"]
@@ -436,8 +441,6 @@ def test_scenarios_runs_the_async_twins_in_place_of_the_built_ins(
 
 
 def explore_json(policy: str, seed: int, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    from txcheck.cli import main  # noqa: PLC0415
-
     code = main(["explore", "--policy", policy, "--seed", str(seed), "--json"])
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     data["exit"] = code
@@ -463,10 +466,6 @@ def test_default_explore_gives_the_twins_the_same_verdicts(
 
 
 def test_txcheck_testcase_checks_an_async_orchestrator(tmp_path: Path) -> None:
-    import unittest  # noqa: PLC0415
-
-    from txcheck.testing import txcheck_testcase  # noqa: PLC0415
-
     def outcome(entry: Any) -> unittest.TestResult:
         case = txcheck_testcase(
             entry, plans=[SINGLE], max_examples=30, trace_dir=str(tmp_path), database=None
@@ -481,12 +480,6 @@ def test_txcheck_testcase_checks_an_async_orchestrator(tmp_path: Path) -> None:
 
 
 def test_an_async_target_ships_to_workers_by_its_entry_path() -> None:
-    from txcheck.exploration.spread.shipping import (  # noqa: PLC0415
-        ShippingError,
-        describe,
-        rebuild,
-    )
-
     loaded = load_policy("examples.async_orchestrators.guarded:InFlightAware")
     spec = describe(target(loaded.policy))
     assert spec.policy == "examples.async_orchestrators.guarded:InFlightAware"
@@ -505,9 +498,6 @@ def test_an_async_target_ships_to_workers_by_its_entry_path() -> None:
 def test_a_late_commit_trace_replays(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from txcheck.cli import main  # noqa: PLC0415
-    from txcheck.traces.document import trace_of, write_trace  # noqa: PLC0415
-
     monkeypatch.chdir(ROOT)
     spec = "examples.async_orchestrators.wait_for:FreshKey"
     harms = ("no_double_charge", "no_double_effect")
@@ -528,18 +518,15 @@ def test_late_commits_catch_guarded_and_in_flight_aware_holds() -> None:
     """The finding docs/async.md reports: with late commits, guarded rolls back a plan
     whose first call then lands; asking the key record before giving up holds (here to
     one deviation on the checkout plan, where the finding needs one)."""
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
     late = type("GuardedWithLateCommits", (guarded.Guarded,), {"late_commits": True})
     tgt = target(AsyncPolicy(late), SINGLE, 1)
-    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    report = systematic(tgt)
     assert report.counterexample is not None
     steps = report.counterexample.execution.steps
     assert [s.choice.outcome for s in steps if s.deviation] == [Outcome.LATE_COMMIT]
     assert {f.name for f in report.counterexample.execution.failures} >= {"acceptable_outcome"}
     tgt = target(AsyncPolicy(guarded.InFlightAware), SINGLE, 1)
-    report = SystematicEngine().explore(tgt, SearchContext.of(tgt))
+    report = systematic(tgt)
     assert report.counterexample is None, report.counterexample
     assert report.coverage["deviations"].get("late_commit", 0) > 0
 
@@ -547,18 +534,11 @@ def test_late_commits_catch_guarded_and_in_flight_aware_holds() -> None:
 def test_an_async_orchestrator_on_sqlite_stores_gets_the_in_memory_verdict() -> None:
     """Issue 26's real stores under an asyncio orchestrator: its journal and idempotency
     records in SQLite, crashes closing its connections, the same search as in memory."""
-    import attrs  # noqa: PLC0415
-
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-    from txcheck.models.sim.stored import Stores  # noqa: PLC0415
-    from txcheck.models.stores.sqlite import SqliteIdempotencyStore, SqliteJournal  # noqa: PLC0415
-
     in_memory = target(AsyncPolicy(guarded.Guarded), DOUBLE, 1)
     on_sqlite = attrs.evolve(
         in_memory, stores=Stores(journal=SqliteJournal, idempotency=SqliteIdempotencyStore)
     )
-    reports = [SystematicEngine().explore(t, SearchContext.of(t)) for t in (in_memory, on_sqlite)]
+    reports = [systematic(t) for t in (in_memory, on_sqlite)]
     assert reports[0].counterexample is None and reports[1].counterexample is None
     assert (reports[1].runs, reports[1].states) == (reports[0].runs, reports[0].states)
     assert reports[0].coverage["deviations"].get("crash", 0) > 0
