@@ -42,8 +42,9 @@ import attrs  # noqa: E402
 from mutants import MUTANTS  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
 
-from tests import blind_spots  # noqa: E402
+from tests import blind_spots, deep_controls  # noqa: E402
 from tests.blind_spots import CATCHES  # noqa: E402
+from tests.deep_controls import DEEP_CATCHES  # noqa: E402
 from txcheck import Bounds, Target  # noqa: E402
 from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: E402
 from txcheck.exploration.kernel.context import SearchContext  # noqa: E402
@@ -52,10 +53,11 @@ from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy  # noqa
 
 
 def subjects() -> list[tuple[str, str]]:
-    """(name, spec) of every built-in policy, every example mutant and every blind spot."""
+    """(name, spec) of every built-in policy, every example mutant and every regression mutant."""
     found = [(name, name) for name in BUILTIN_POLICIES]
     found += [(m.name, policy_spec(m)) for m in MUTANTS]
     found += [(getattr(blind_spots, c).name, f"tests.blind_spots:{c}") for c in CATCHES]
+    found += [(getattr(deep_controls, c).name, f"tests.deep_controls:{c}") for c in DEEP_CATCHES]
     return found
 
 

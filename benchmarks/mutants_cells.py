@@ -1,8 +1,10 @@
 """One cell of the mutant benchmark: one search method against one mutant with one seed.
 
 A cell runs in a forked worker (``run_cell``), so an engine that hangs past its budget is
-stopped without taking the harness down; the time is measured inside the worker with
-``time.perf_counter`` around the search alone (no interpreter start-up, no imports).
+stopped without taking the harness down; the time is measured inside the worker in CPU
+time (``time.process_time``) around the search alone (no interpreter start-up, no imports),
+so a busy shared machine does not inflate it; the hard limit that stops a worker is wall
+time, and a hung cell's seconds are wall time too.
 
 A counterexample counts as a kill only if ``guarded`` survives the very same choices
 (where it diverges from them, the choices up to there and then the default schedule):
@@ -29,8 +31,9 @@ from mutants import MUTANTS, Mutant  # noqa: E402
 from mutants.make_traces import policy_spec  # noqa: E402
 from mutants.shortest import shortest_run  # noqa: E402
 
-from tests import blind_spots  # noqa: E402
-from tests.blind_spots import CATCHES  # noqa: E402
+from tests import blind_spots, deep_controls  # noqa: E402
+from tests.blind_spots import CATCHES, HOTEL_CATCHES  # noqa: E402
+from tests.deep_controls import DEEP_CATCHES  # noqa: E402
 from txcheck.cli import build_parser  # noqa: E402
 from txcheck.exploration.engines.shrink import delta_debug, search_below  # noqa: E402
 from txcheck.exploration.kernel.context import SearchContext  # noqa: E402
@@ -40,7 +43,8 @@ from txcheck.exploration.kernel.session import Execution, execute  # noqa: E402
 from txcheck.exploration.kernel.target import Bounds, Budget, Deadline, Target  # noqa: E402
 from txcheck.exploration.search import explore  # noqa: E402
 from txcheck.invariants import DEFAULT_INVARIANTS  # noqa: E402
-from txcheck.models.plan.contract_loader import default_contract  # noqa: E402
+from txcheck.models.plan.contract import Contract  # noqa: E402
+from txcheck.models.plan.contract_loader import default_contract, load_contract  # noqa: E402
 from txcheck.models.sim.fixture import default_fixture  # noqa: E402
 from txcheck.models.sim.policies import Guarded  # noqa: E402
 from txcheck.scenarios.catalog import SCENARIOS  # noqa: E402
@@ -133,14 +137,21 @@ def cli_defaults() -> dict[str, Any]:
     }
 
 
-def _target(spec: str, policy: Guarded, seed: int, time_budget: float | None) -> Target:
-    """``policy`` (named ``spec``) under ``txcheck explore``'s defaults, but ``seed`` and
-    ``time_budget``."""
+def _target(
+    spec: str,
+    policy: Guarded,
+    seed: int,
+    time_budget: float | None,
+    *,
+    contract: Contract = CONTRACT,
+) -> Target:
+    """``policy`` (named ``spec``) under ``txcheck explore``'s defaults, but ``seed``,
+    ``time_budget`` and the contract."""
     defaults = cli_defaults()
     return Target(
         policy_name=spec,
         policy=policy,
-        contract=CONTRACT,
+        contract=contract,
         fixture=FIXTURE,
         invariants=DEFAULT_INVARIANTS,
         bounds=Bounds(max_faults=defaults["max_faults"]),
@@ -153,7 +164,7 @@ def _target(spec: str, policy: Guarded, seed: int, time_budget: float | None) ->
     )
 
 
-def _guarded_fails(execution: Execution) -> bool:
+def _guarded_fails(execution: Execution, contract: Contract = CONTRACT) -> bool:
     """Whether ``guarded`` violates an invariant on the same plans and choices; where it
     diverges from them (it does something else there), on the choices up to that point
     and then the default schedule, so it is always judged on a whole run."""
@@ -162,7 +173,7 @@ def _guarded_fails(execution: Execution) -> bool:
     def again(upto: int) -> Execution:
         return execute(
             Target(
-                policy=Guarded(), contract=CONTRACT, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
+                policy=Guarded(), contract=contract, fixture=FIXTURE, invariants=DEFAULT_INVARIANTS
             ),
             execution.run.plans,
             choices=choices[:upto],
@@ -174,13 +185,21 @@ def _guarded_fails(execution: Execution) -> bool:
     return bool(run.failures) or run.error is not None
 
 
-def _judged(label: str, method: str, seed: int, seconds: float, execution: Execution) -> Cell:
+def _judged(
+    label: str,
+    method: str,
+    seed: int,
+    seconds: float,
+    execution: Execution,
+    *,
+    contract: Contract = CONTRACT,
+) -> Cell:
     first = execution.failures[0].name if execution.failures else "policy_error"
     return Cell(
         mutant=label,
         method=method,
         seed=seed,
-        status="guarded" if _guarded_fails(execution) else "killed",
+        status="guarded" if _guarded_fails(execution, contract) else "killed",
         seconds=seconds,
         invariant=first,
         deviations=execution.deviations,
@@ -190,7 +209,7 @@ def _judged(label: str, method: str, seed: int, seconds: float, execution: Execu
 
 def _scenarios(mutant: Mutant, seed: int) -> Cell:
     """The 14 scenarios under the mutant; the time is until the first one fails."""
-    started = time.perf_counter()
+    started = time.process_time()
     first: tuple[Execution, float] | None = None
     killers = []
     for scenario in SCENARIOS:
@@ -207,14 +226,14 @@ def _scenarios(mutant: Mutant, seed: int) -> Cell:
         if not execution.ok:
             killers.append(scenario.id)
             if first is None:
-                first = (execution, time.perf_counter() - started)
+                first = (execution, time.process_time() - started)
     if first is None:
         return Cell(
             mutant=mutant.name,
             method="scenarios",
             seed=seed,
             status="missed",
-            seconds=time.perf_counter() - started,
+            seconds=time.process_time() - started,
         )
     cell = _judged(mutant.name, "scenarios", seed, first[1], first[0])
     return attrs.evolve(cell, engine=killers[0], scenarios=tuple(killers))
@@ -238,9 +257,9 @@ def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
     time_budget = defaults["time_budget"] if engine == "auto" else cap
     target = _target(policy_spec(mutant), mutant.policy(), seed, time_budget)
     seeds = defaults["seeds"] if engine == "auto" else False
-    started = time.perf_counter()
+    started = time.process_time()
     result: ExploreResult = explore(target, engine=engine, seeds=seeds)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     found = result.counterexample
     if found is None:
         return Cell(mutant=mutant.name, method=method, seed=seed, status="missed", seconds=seconds)
@@ -248,12 +267,12 @@ def _explore(mutant: Mutant, method: str, seed: int, cap: float) -> Cell:
         _judged(mutant.name, method, seed, seconds, found.execution), engine=found.found_by
     )
     if engine == "auto" and found.found_by == "seeds" and found.deviations > mutant.min_deviations:
-        started = time.perf_counter()
+        started = time.process_time()
         best = _seed_shrink(target, found, cap)
         cell = attrs.evolve(
             cell,
             shrunk=(best.deviations, len(best.steps)),
-            shrink_seconds=time.perf_counter() - started,
+            shrink_seconds=time.process_time() - started,
         )
     return cell
 
@@ -321,32 +340,45 @@ def run_cell(mutant: Mutant, method: str, seed: int, *, cap: float, hard_limit: 
     return _forked(mutant.name, method, seed, lambda: _work(index, method, seed, cap), hard_limit)
 
 
-BLIND_SPOTS: tuple[str, ...] = tuple(CATCHES)
-"""The regression mutants of ``tests/blind_spots.py`` (issue 14's blind spots), by class."""
+BLIND_CLASSES: dict[str, type[Guarded]] = {
+    **{f"tests.blind_spots:{name}": getattr(blind_spots, name) for name in CATCHES},
+    **{f"tests.blind_spots:{name}": getattr(blind_spots, name) for name in HOTEL_CATCHES},
+    **{f"tests.deep_controls:{name}": getattr(deep_controls, name) for name in DEEP_CATCHES},
+}
+"""Every regression mutant by its ``--policy`` spec: ``tests/blind_spots.py``'s (the
+search's former blind spots and the invariants' former trust, by class) and
+``tests/deep_controls.py``'s (bugs that need three deviations on a double submission)."""
 
-BLIND_CATCHES: dict[str, frozenset[str]] = CATCHES
-"""The invariants each blind spot's docstring names."""
+BLIND_SPOTS: tuple[str, ...] = tuple(BLIND_CLASSES)
+"""The regression mutants' specs, in report order."""
+
+BLIND_CATCHES: dict[str, frozenset[str]] = {**CATCHES, **HOTEL_CATCHES, **DEEP_CATCHES}
+"""The invariants each regression mutant's docstring names, by class name."""
+
+HOTEL = ROOT / "examples" / "contracts" / "hotel.json"
+BLIND_CONTRACTS: dict[str, Path] = {f"tests.blind_spots:{name}": HOTEL for name in HOTEL_CATCHES}
+"""The regression mutants explored on another contract than the default (``--contract``)."""
 
 
-def _blind(name: str, method: str, seed: int) -> Cell:
-    """``txcheck explore --policy tests.blind_spots:NAME --seed SEED`` with explore's
-    defaults (``auto``), or with ``--no-seeds`` (``method`` ``auto-no-seeds``)."""
-    spec = f"tests.blind_spots:{name}"
+def _blind(spec: str, method: str, seed: int) -> Cell:
+    """``txcheck explore --policy SPEC --seed SEED`` with explore's defaults (``auto``), or
+    with ``--no-seeds`` (``method`` ``auto-no-seeds``)."""
     defaults = cli_defaults()
-    target = _target(spec, getattr(blind_spots, name)(), seed, defaults["time_budget"])
+    path = BLIND_CONTRACTS.get(spec)
+    contract = load_contract(str(path)) if path is not None else CONTRACT
+    target = _target(spec, BLIND_CLASSES[spec](), seed, defaults["time_budget"], contract=contract)
     seeds = defaults["seeds"] and method == "auto"
-    started = time.perf_counter()
+    started = time.process_time()
     result: ExploreResult = explore(target, engine="auto", seeds=seeds)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     found = result.counterexample
     if found is None:
         return Cell(mutant=spec, method=method, seed=seed, status="missed", seconds=seconds)
-    cell = _judged(spec, method, seed, seconds, found.execution)
+    cell = _judged(spec, method, seed, seconds, found.execution, contract=contract)
     return attrs.evolve(cell, engine=found.found_by)
 
 
-def run_blind_spot(name: str, method: str, seed: int, *, hard_limit: float) -> Cell:
-    """A blind-spot mutant under ``explore``'s defaults (``auto`` or ``auto --no-seeds``)
-    in a forked worker, stopped after ``hard_limit`` s."""
-    spec = f"tests.blind_spots:{name}"
-    return _forked(spec, method, seed, lambda: _blind(name, method, seed), hard_limit)
+def run_blind_spot(spec: str, method: str, seed: int, *, hard_limit: float) -> Cell:
+    """A regression mutant (``BLIND_SPOTS``) under ``explore``'s defaults (``auto`` or
+    ``auto --no-seeds``) in a forked worker, stopped after ``hard_limit`` s."""
+    return _forked(spec, method, seed, lambda: _blind(spec, method, seed), hard_limit)

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mutants_cells import BLIND_CATCHES, DETERMINISTIC, Cell, Minimum
+from mutants_cells import BLIND_CATCHES, BLIND_CONTRACTS, DETERMINISTIC, ROOT, Cell, Minimum
 
 __all__ = ["DoneWhen", "done_when", "render"]
 
@@ -196,7 +196,7 @@ def render(
     out += [
         "## Time to first counterexample (seconds, median / max over seeds)",
         "",
-        "Measured in-process around the search alone (`time.perf_counter`). For",
+        "CPU seconds, measured in the worker around the search alone (`time.process_time`). For",
         "`scenarios`, the time until the first failing scenario. Only killing runs count;",
         "(k/n) says how many seeds killed.",
         "",
@@ -323,12 +323,16 @@ def _blind_spots(cells: Sequence[Cell]) -> list[str]:
         return []
     out = [
         "",
-        "## The search's former blind spots (`tests/blind_spots.py`)",
+        "## Regression mutants (`tests/blind_spots.py`, `tests/deep_controls.py`)",
         "",
-        "Each regression mutant under `txcheck explore --policy tests.blind_spots:NAME",
-        "--seed S` with every default (`auto`, scenario seeds first, no time budget), and",
-        "the retry-forever mutant also with `--no-seeds` (the scenario that used to be the",
-        "only thing to kill it left out). Seconds are wall time around the search, median /",
+        "Each regression mutant under `txcheck explore --policy MODULE:NAME --seed S` with",
+        "every default (`auto`, scenario seeds first, no time budget), and the retry-forever",
+        "mutant also with `--no-seeds` (the scenario that used to be the only thing to kill",
+        "it left out). tests/blind_spots.py holds the search's former blind spots (a plan",
+        "set, a shape or a depth it did not reach) and what invariants used to trust (an",
+        "event consumed for an operation that never committed, an undo resolved by the",
+        "forward call, an undo aimed aside); tests/deep_controls.py the bugs that need three",
+        "deviations on a double submission. Seconds are CPU time around the search, median /",
         "max over the seeds that killed; † marks an invariant the mutant's docstring does",
         "not name.",
         "",
@@ -341,6 +345,8 @@ def _blind_spots(cells: Sequence[Cell]) -> list[str]:
         worst = _worst(group)
         length = "—" if worst is None else f"{worst.deviations} / {worst.steps}"
         explore = "explore" if method == "auto" else "explore --no-seeds"
+        if name in BLIND_CONTRACTS:
+            explore += f" --contract {BLIND_CONTRACTS[name].relative_to(ROOT).as_posix()}"
         explore += f" --seed {seeds}"
         verdict = _verdict(group, catches)
         rows.append([f"`{name}`", explore, verdict, engines, _seconds(group), length])
