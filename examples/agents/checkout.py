@@ -82,7 +82,7 @@ class ToolDesk:
                 (send or self._world(call_id, name))(sent), self.agent.tool_timeout
             )
         except TimeoutError:
-            known = await self.agent.after_timeout(self.ports, call_id, name, sent)
+            known = await self.agent.after_timeout(self.ports, self.ctx, call_id, name, sent)
             if known is None:  # nobody knows whether it committed: a person looks at it
                 self.model.stopped = True
                 return Reply(ok=False, error="unknown")
@@ -152,7 +152,7 @@ class CheckoutAgent:
         return arguments
 
     async def after_timeout(
-        self, ports: Any, call_id: str, name: str, arguments: dict[str, Any]
+        self, ports: Any, ctx: Any, call_id: str, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any] | None:
         """What the agent learns after a timeout before it tells the model: here nothing,
         it reports the timeout (``{}``: not committed, as far as it knows)."""
@@ -176,11 +176,23 @@ class StableKey(CheckoutAgent):
         return {**arguments, key: intent_key(name, arguments, key)}
 
     async def after_timeout(
-        self, ports: Any, call_id: str, name: str, arguments: dict[str, Any]
+        self, ports: Any, ctx: Any, call_id: str, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """Ask the service whether the intent committed before any retry (a key can
-        expire while the response is lost): the receipt if it did, ``{}`` if not, None
-        if the query failed (then nobody knows, and the agent hands over)."""
+        """Before any retry, find out whether the intent committed: the receipt if it did,
+        ``{}`` if not, None when nobody can know yet (then the agent hands over). A key
+        still in flight under this agent means the call given up on may still commit (a
+        late commit: a "not committed" from the service would not last); otherwise the
+        service is asked (a key's record can expire while a response is lost)."""
+        tool = ctx.contract.tool(name)
+        key = arguments.get(tool.idempotency_key) if tool and tool.idempotency_key else None
+        if key is not None:
+            record = await ports.tools.key_record(str(key))
+            if (
+                record
+                and record.get("status") == "in_flight"
+                and record.get("owner") == ctx.instance
+            ):
+                return None
         answer = await ports.tools.lookup(name, arguments, call_id=call_id)
         if answer.status != "ok":
             return None
