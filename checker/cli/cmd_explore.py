@@ -42,7 +42,12 @@ from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, 
 from txcheck.exploration.kernel.verdict import ErrorKind, ExploreOutcome, ExploreVerdict, verdict_of
 from txcheck.exploration.kernel.workers import Workers
 from txcheck.exploration.search import explore
-from txcheck.exploration.usercode.loading import LoadedPolicy, load_policy
+from txcheck.exploration.usercode.loading import (
+    AGENT_FRAMEWORKS,
+    LoadedPolicy,
+    agent_spec,
+    load_policy,
+)
 from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
 from txcheck.models.errors import InputError, user_code_error
 from txcheck.models.plan.contract import Contract
@@ -76,7 +81,20 @@ def register(subparsers: Any) -> None:
             "2 bad input or a policy error, 3 inconclusive, 130/143 interrupted."
         ),
     )
-    parser.add_argument("--policy", default="guarded", help="built-in name or package.module:Name")
+    parser.add_argument(
+        "--policy",
+        default="guarded",
+        help="built-in name, package.module:Name, or FRAMEWORK:package.module:make_agent",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="MODULE:MAKE_AGENT",
+        help="check the agent this function makes, run by --framework's own tool loop with "
+        "a scripted model and the contract's tools (instead of --policy)",
+    )
+    parser.add_argument(
+        "--framework", choices=list(AGENT_FRAMEWORKS), help="the agent framework of --agent"
+    )
     parser.add_argument("--contract", metavar="FILE", help="contract (default: bundled checkout)")
     parser.add_argument("--world", metavar="FILE", help="world fixture (default: bundled)")
     parser.add_argument("--plan", metavar="FILE", help="explore this one proposal")
@@ -209,6 +227,20 @@ def _database(args: argparse.Namespace) -> str | None:
 
         check_database(location)
     return location
+
+
+def _policy_spec(args: argparse.Namespace) -> str:
+    """``--policy``, or ``--agent`` with ``--framework`` as the spec a trace records."""
+    if args.agent is None:
+        if args.framework is not None:
+            raise InputError("--framework names the framework of --agent", source="--framework")
+        return str(args.policy)
+    if args.policy != "guarded":
+        raise InputError("give --policy or --agent, not both", source="--agent")
+    if args.framework is None:
+        known = ", ".join(AGENT_FRAMEWORKS)
+        raise InputError(f"--agent needs --framework ({known})", source="--agent")
+    return agent_spec(args.framework, args.agent)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Contract, WorldFixture]:
@@ -346,7 +378,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.trace_out, force=args.force)  # before the search, not after it
     if args.html_out is not None:
         check_report_path(args.html_out, force=args.force, option="--html-out")
-    loaded = load_policy(args.policy, timeout=args.policy_timeout)
+    loaded = load_policy(_policy_spec(args), timeout=args.policy_timeout)
     code = user_code(args)
     target = _target(args, loaded, code)
     warnings = warn_about("explore", target.contract)

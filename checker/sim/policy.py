@@ -40,7 +40,7 @@ class AsyncPolicy(Policy):
     (``txcheck.sim.actors.drive``): the runner and every engine see requests, as from any
     policy."""
 
-    def __init__(self, entry: Any, *, name: str | None = None) -> None:
+    def __init__(self, entry: Any, *, name: str | None = None, spec: str | None = None) -> None:
         if not is_async_entry(entry):
             raise TypeError(
                 "an async orchestrator is an 'async def orchestrate(ctx, ports)' or a class "
@@ -48,6 +48,7 @@ class AsyncPolicy(Policy):
             )
         target = entry() if isinstance(entry, type) else entry
         self.entry = entry
+        self._spec = spec
         self._target = target
         function = inspect.iscoroutinefunction(target)
         self._orchestrate = target if function else target.orchestrate
@@ -92,8 +93,11 @@ class AsyncPolicy(Policy):
 
     @property
     def import_path(self) -> str | None:
-        """``module:QualName`` of the entry (its class, for an instance), when it can be
-        imported back from it."""
+        """What loads this policy again (``load_policy``): the spec it was made from when
+        given (an agent's ``FRAMEWORK:module:make_agent``), else ``module:QualName`` of the
+        entry (its class, for an instance), when it can be imported back from it."""
+        if self._spec is not None:
+            return self._spec
         entry = self.entry
         return import_path(
             entry if inspect.isfunction(entry) or isinstance(entry, type) else type(entry)

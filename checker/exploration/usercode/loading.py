@@ -42,7 +42,9 @@ from txcheck.models.sim.policies.base import Policy, import_path, is_async_entry
 from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
+    "AGENT_FRAMEWORKS",
     "LoadedPolicy",
+    "agent_spec",
     "import_path",
     "load_invariants",
     "load_policy",
@@ -55,6 +57,57 @@ _Loaded = TypeVar("_Loaded", ServiceSet, Invariant)
 
 
 _SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+AGENT_FRAMEWORKS: dict[str, str] = {
+    "openai-agents": "openai_agents",
+    "pydantic-ai": "pydantic_ai",
+    "langgraph": "langgraph",
+}
+"""The agent frameworks ``--framework`` names, by their ``txcheck.adapters`` module (and
+their extra: ``pip install 'txcheck[NAME]'``)."""
+
+_AGENT_SPEC = re.compile(r"^(?P<framework>[a-z][a-z-]*):(?P<agent>[^:]+:[^:]+)$")
+
+
+def agent_spec(framework: str, agent: str) -> str:
+    """The policy spec of a framework agent: ``FRAMEWORK:package.module:make_agent``, the
+    name a trace records and ``load_policy`` loads again."""
+    if framework not in AGENT_FRAMEWORKS:
+        raise InputError(
+            f"unknown agent framework {framework!r} (known: {', '.join(AGENT_FRAMEWORKS)})",
+            source="--framework",
+        )
+    _spec(agent, "--agent", "an agent factory")
+    return f"{framework}:{agent}"
+
+
+def _agent(spec: str) -> Policy:
+    """A framework agent run under txcheck: the adapter's ``agent_policy`` around the
+    user's ``make_agent``."""
+    framework, _, agent = spec.partition(":")
+    try:
+        adapter = importlib.import_module(f"txcheck.adapters.{AGENT_FRAMEWORKS[framework]}")
+    except ImportError as missing:
+        raise PolicyError(
+            f"checking a {framework} agent needs its extra: pip install 'txcheck[{framework}]' "
+            f"({missing})"
+        ) from None
+    make = _resolve(agent, "agent")
+    if not callable(make):
+        raise PolicyError(
+            f"{agent!r} must be a function that makes the agent (got {type(make).__name__})"
+        )
+    from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
+
+    try:
+        return AsyncPolicy(adapter.agent_policy(make), spec=spec)
+    except ControlFlow:
+        raise  # a real Ctrl-C
+    except BaseException as error:  # user code: even SystemExit is reported, not obeyed
+        raise PolicyError(
+            f"making {framework} agent {agent!r} raised {type(error).__name__}: {error}"
+        ) from None
 
 
 @attrs.frozen(kw_only=True)
@@ -257,14 +310,19 @@ def load_policy(
             found = builtin_policy(spec)
             assert found is not None
             return LoadedPolicy(spec=spec, policy=found, builtin=True)
-        if not _SPEC.match(spec):
+        agent = _AGENT_SPEC.match(spec)
+        if agent is not None and agent["framework"] in AGENT_FRAMEWORKS:
+            policy = _agent(agent_spec(agent["framework"], agent["agent"]))
+        elif not _SPEC.match(spec):
             known = ", ".join(sorted(BUILTIN_POLICIES))
             raise InputError(
-                f"policy must be a built-in name ({known}) or an import path "
-                f"'package.module:Name' (got {spec!r})",
+                f"policy must be a built-in name ({known}), an import path "
+                f"'package.module:Name' or an agent 'FRAMEWORK:package.module:make_agent' "
+                f"(FRAMEWORK: {', '.join(AGENT_FRAMEWORKS)}; got {spec!r})",
                 source="--policy",
             )
-        policy = _instantiate(spec, _resolve(spec))
+        else:
+            policy = _instantiate(spec, _resolve(spec))
         name = spec
     if timeout is not None:
         policy = WatchedPolicy(policy, seconds=policy_timeout(timeout), name=name)
