@@ -19,6 +19,7 @@ from txcheck.exploration.kernel.context import SearchContext, Tuning
 from txcheck.exploration.kernel.report import EngineReport, ExploreResult
 from txcheck.exploration.kernel.target import Bounds, Deadline, Target
 from txcheck.exploration.kernel.verdict import verdict_of
+from txcheck.exploration.kernel.workers import InProcess
 from txcheck.exploration.plansets.representative import search_plans
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
@@ -39,11 +40,14 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def _search(policy: Policy, *, max_faults: int = 3, tuning: Tuning = DEEP) -> EngineReport:
+def _search(
+    policy: Policy, *, max_faults: int = 3, tuning: Tuning = DEEP, workers: bool = False
+) -> EngineReport:
     target = Target(
         policy=policy, plans=(TWICE,), bounds=Bounds(max_faults=max_faults, max_states=2000)
     )
-    context = SearchContext(deadline=Deadline(600), tuning=tuning)
+    spread = InProcess() if workers else None
+    context = SearchContext(deadline=Deadline(600), tuning=tuning, workers=spread)
     return SystematicEngine().explore(target, context)
 
 
@@ -81,6 +85,21 @@ def test_a_claim_protocol_bug_is_found_at_the_third_level_of_the_double_click(
     found = _search(policy).counterexample
     assert found is not None and found.deviations == 3
     assert found.invariant in DEEP_CATCHES[type(policy).__name__]
+    assert found.execution.failed("no_double_charge")
+
+
+def test_the_directed_search_follows_a_search_over_workers() -> None:
+    """With --workers the spread exhaustive search is followed by the same directed search
+    (in the coordinating process): same depth, same counterexample as in one process."""
+    shallow = Tuning(directed_share=3.0)  # 6,000 directed states: quick, not to level 3
+    one, spread = (_search(Guarded(), tuning=shallow, workers=w) for w in (False, True))
+    assert one.counterexample is None and spread.counterexample is None
+    assert spread.plans[0].directed is not None
+    assert spread.plans[0].directed == one.plans[0].directed
+    assert spread.exhaustive_bound == one.exhaustive_bound  # still no bound from it
+    assert any(note.startswith("directed search (not exhaustive") for note in spread.notes)
+    found = _search(ProposedBeforeClaim(), workers=True).counterexample
+    assert found is not None and found.deviations == 3
     assert found.execution.failed("no_double_charge")
 
 

@@ -40,6 +40,7 @@ import attrs
 
 from txcheck.exploration.engines.systematic import (
     _ROOT,
+    _directed,
     _Node,
     _PlanSearch,
     _Prefixes,
@@ -424,6 +425,9 @@ def search_split(
             "chunk (duplicate work a single process avoids)"
         )
     counterexample = None if split.found is None else split.found[1].again(target)
+    directed: list[int | None] = [None] * len(split.plans)
+    if counterexample is None and split.stopped is None and prune:
+        counterexample, directed = _directed_here(split, notes)
     # after user code hung, running it again to judge the plans would hang again
     business = counterexample is None or not counterexample.execution.hung
     return systematic_report(
@@ -431,9 +435,9 @@ def search_split(
         context,
         counterexample=counterexample,
         plans=[
-            PlanBound.of(plan, expected)
-            for plan, expected in zip(
-                split.plans, split.expectations(business=business), strict=True
+            _with_directed(PlanBound.of(plan, expected), level)
+            for plan, expected, level in zip(
+                split.plans, split.expectations(business=business), directed, strict=True
             )
         ],
         states=split.states,
@@ -443,3 +447,46 @@ def search_split(
         started=started,
         stopped=split.stopped,
     )
+
+
+def _directed_here(
+    split: _Split, notes: list[str]
+) -> tuple[Counterexample | None, list[int | None]]:
+    """The directed search (ADR 013) after a spread search that found nothing, run in this
+    process on the plan sets as the spread search left them: its counterexample, if any,
+    and how deep it went on each plan set (None: not searched)."""
+    target, context = split.target, split.context
+    searches = []
+    for plans, valid, plan in zip(split.plan_sets, split.meant_valid, split.plans, strict=True):
+        search = _PlanSearch(
+            target,
+            plans,
+            prune=True,
+            stats=_Stats(tally=split.tally),
+            label=plan.label,
+            fork=split.fork,
+            meant_valid=valid,
+        )
+        search.reached = plan.reached
+        searches.append(search)
+    stats = _Stats(tally=split.tally)
+    try:
+        found = _directed(target, context, searches, stats, notes)
+    except _Stop as stop:
+        split.stopped = stop.reason
+        notes.append(stop.reason.note())
+        found = None
+    split.prefixes.add(stats.prefixes)
+    counterexample = None
+    if found is not None:
+        execution = found.execution()
+        counterexample = Counterexample(
+            found_by="systematic", plans=execution.plans, execution=execution
+        )
+    return counterexample, [search.directed for search in searches]
+
+
+def _with_directed(bound: PlanBound, level: int | None) -> PlanBound:
+    """``bound`` with the directed search's level when it went deeper than the bound."""
+    deeper = level is not None and (bound.reached or 0) < level
+    return attrs.evolve(bound, directed=level if deeper else None)
