@@ -293,19 +293,25 @@ def explore(
 
 
 def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
-    """One seed, default settings: the fresh key breaks ``retries_reuse_key`` at once;
-    without that hygiene rule the search goes on to the double charge itself (a lost
-    response, then the model's fresh key), with the model's decision in the trace."""
-    caught = explore(NAIVE, "1", ROOT, tmp_path / "naive.json")
+    """One seed, default settings: a scenario seed shows the fresh key
+    (``retries_reuse_key``, hygiene); the search one deviation deeper on its plan finds
+    the double charge it leads to (a lost response, then the model's fresh key), and the
+    counterexample leads with it, the model's decision in the trace. Without the hygiene
+    rule the search reaches the same harm."""
+    out = tmp_path / "naive.json"
+    caught = explore(NAIVE, "1", ROOT, out)
     assert caught.returncode == 1, caught.stderr[-2000:]
-    assert json.loads(caught.stdout)["counterexample"]["invariant"] == "retries_reuse_key"
-    out = tmp_path / "harm.json"
-    harm = explore(NAIVE, "1", ROOT, out, "--skip-invariant", "retries_reuse_key")
+    found = json.loads(caught.stdout)["counterexample"]
+    assert found["invariant"] == "no_double_charge" and found["deviations"] == 1
+    assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
+    trace = out.read_text("utf-8")
+    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
+    harm = explore(
+        NAIVE, "1", ROOT, tmp_path / "harm.json", "--skip-invariant", "retries_reuse_key"
+    )
     assert harm.returncode == 1, harm.stderr[-2000:]
     violations = json.loads(harm.stdout)["counterexample"]["violations"]
     assert "no_double_charge" in {v["invariant"] for v in violations}
-    trace = out.read_text("utf-8")
-    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
 
 
 def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:

@@ -47,7 +47,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(policy=policies.RetryRejections, catches=("retry_budget",), min_deviations=1),
     Mutant(
         policy=policies.KeyPerAttempt,
-        catches=("no_double_charge", "retries_reuse_key"),
+        catches=("no_double_charge", "retries_reuse_key", "acceptable_outcome"),
         min_deviations=1,
     ),
     Mutant(

@@ -112,8 +112,9 @@ class RetryRejections(Guarded):
 
 class KeyPerAttempt(Guarded):
     """Bug: the idempotency key is derived from the attempt number, so a retry after a
-    lost response is a new operation: the customer is charged twice.
-    Caught by: no_double_charge, retries_reuse_key.
+    lost response is a new operation: the customer is charged twice (or, lost on
+    ``create_order``, a second order is made and the first is left behind).
+    Caught by: no_double_charge, retries_reuse_key, acceptable_outcome.
     Shortest run: 1 deviation, the charge's response lost after commit."""
 
     name = "mutant-key-per-attempt"

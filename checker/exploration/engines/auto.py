@@ -104,12 +104,16 @@ def _shorten(
     target: Target, context: SearchContext, found: Counterexample
 ) -> tuple[EngineReport | None, Counterexample]:
     """A scenario seed's run is hand-written, not minimal: search its plans exhaustively
-    below its deviation count, briefly; the report and the (perhaps shorter) bug. A
-    policy error is kept as it is."""
+    below its deviation count, briefly; the report and the (perhaps shorter) bug. When
+    the seed shows only hygiene (a retry under a fresh key), the search also takes one
+    deviation more, where the harm it leads to lives (a lost response before that
+    retry: the double charge), and reports the harm if it finds it. A policy error is
+    kept as it is."""
     if found.execution.error is not None:
         return None, found
     briefly = context.within(context.tuning.shorten_seconds).alone()
-    report = search_below(target, found.plans, found.deviations, briefly)
+    below = found.deviations + (0 if found.execution.harmful else 2)
+    report = search_below(target, found.plans, below, briefly)
     if report is None or report.counterexample is None:
         return report, found
     return report, found.shortened("systematic", report.counterexample.execution)
