@@ -7,7 +7,8 @@
   so far and exit 130 or 143; a second one ends the process at once, still without a
   traceback;
 - a hard deadline, outside the reach of user code: a thread watches how long a user's
-  policy, service or invariant has been running (``watchdog.IN_USER_CODE``). Code that
+  policy, service or invariant has been running (``watchdog.IN_USER_CODE``, in the time
+  it had: a busy machine's waits and the garbage collector's runs are not counted). Code that
   swallows the watchdog's alarm (a bare ``except:``) or ignores SIGALRM would otherwise
   hang the search; past ``policy_timeout`` twice over, the process ends with a one-line
   error naming it (exit 2). So does a search that overruns its time budget by far.
@@ -78,12 +79,13 @@ class Stopping:
         while not self._done.wait(0.25):
             since = IN_USER_CODE[0]
             now = monotonic()
-            if limit is not None and since is not None and now - since > limit:
+            ran = 0.0 if since is None else since.charged()
+            if limit is not None and ran > limit:
                 who = USER_CODE_NAME[0] or "user code"
                 kind = who.split(" ", 1)[0]
                 self._end(
                     2,
-                    f"{kind} error: {one_line(who, None)} has run {now - since:.0f}s without "
+                    f"{kind} error: {one_line(who, None)} has run {ran:.0f}s without "
                     "yielding or returning and did not stop when the watchdog fired (does it "
                     "catch every exception or ignore SIGALRM?); stopped by the hard deadline",
                 )
