@@ -18,7 +18,7 @@ parsed objects, so that a worker parses them again with the loaders the command 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -31,7 +31,9 @@ from txcheck.models.sim.fixture import WorldFixture, default_fixture, parse_worl
 __all__ = ["TargetDescription"]
 
 
-def _names(value: Any) -> tuple[str, ...]:
+def _names(value: Sequence[str]) -> tuple[str, ...]:
+    """Import paths or names, as a tuple; a bare string is a mistake (its letters are not
+    names)."""
     if isinstance(value, str) or not all(isinstance(v, str) for v in value):
         raise InputError(
             f"expected a list of strings (got {value!r:.80})", source="TargetDescription"

@@ -397,8 +397,8 @@ def load_user_code(
     unless not ``defaults``, the invariants narrowed by ``only`` and ``skip``
     (``select_invariants``, when either is given). The user's code runs under the
     watchdog with ``timeout`` (None: the default limit)."""
+    checks = tuple(load_named(invariants, load_invariants, timeout))  # first, as ever
     sets = tuple(load_named(services, load_services, timeout))
-    checks = tuple(load_named(invariants, load_invariants, timeout))
     if defaults:
         sets, checks = (CHECKOUT, *sets), (*DEFAULT_INVARIANTS, *checks)
     if only or skip:
