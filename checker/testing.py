@@ -65,7 +65,7 @@ def _split(items: Sequence[Any], load: Any) -> tuple[tuple[Any, ...], tuple[str,
     return (*(i for i in items if not isinstance(i, str)), *loaded), specs
 
 
-CHECKOUT_ONLY: tuple[ServiceSet, ...] = (CHECKOUT,)
+_CHECKOUT_ONLY: tuple[ServiceSet, ...] = (CHECKOUT,)
 """``txcheck_testcase``'s services when none are given."""
 
 
@@ -74,7 +74,7 @@ def txcheck_testcase(
     *,
     contract: Contract | None = None,
     fixture: WorldFixture | None = None,
-    services: Sequence[ServiceSet | str] = CHECKOUT_ONLY,
+    services: Sequence[ServiceSet | str] = _CHECKOUT_ONLY,
     invariants: Sequence[Invariant | str] = DEFAULT_INVARIANTS,
     plans: Sequence[Sequence[Plan]] = (),
     max_examples: int = 100,
@@ -191,7 +191,7 @@ def _described_alone(
         for word, value, default in (
             ("contract", contract, None),
             ("fixture", fixture, None),
-            ("services", services, CHECKOUT_ONLY),
+            ("services", services, _CHECKOUT_ONLY),
             ("invariants", invariants, DEFAULT_INVARIANTS),
         )
         if value is not default
