@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     trace_path.write_text(dumps_trace(document), encoding="utf-8")
     trace = load_trace(trace_path)
     replay_target = target_of(trace, builtin_policy(POLICY), policy_name=POLICY)
-    command = replay_command(str(trace_path), policy=POLICY)
+    command = replay_command(str(trace_path), trace.description)
 
     def report() -> str:
         run = replay(trace, replay_target)

@@ -105,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "txcheck.scoring.summary": ("Summary",),
     # the model checker
     "txcheck.exploration.kernel.target": ("Target", "Bounds", "Budget", "Deadline"),
+    "txcheck.exploration.kernel.description": ("TargetDescription",),
     "txcheck.exploration.kernel.session": (
         "Session",
         "Execution",
@@ -180,6 +181,9 @@ if TYPE_CHECKING:
         Observer as Observer,
         SearchContext as SearchContext,
         Tuning as Tuning,
+    )
+    from txcheck.exploration.kernel.description import (
+        TargetDescription as TargetDescription,
     )
     from txcheck.exploration.kernel.report import (
         Counterexample as Counterexample,

@@ -482,10 +482,10 @@ def test_txcheck_testcase_checks_an_async_orchestrator(tmp_path: Path) -> None:
 def test_an_async_target_ships_to_workers_by_its_entry_path() -> None:
     loaded = load_policy("examples.async_orchestrators.guarded:InFlightAware")
     spec = describe(target(loaded.policy))
-    assert spec.policy == "examples.async_orchestrators.guarded:InFlightAware"
+    assert spec.description.policy == "examples.async_orchestrators.guarded:InFlightAware"
     rebuilt = rebuild(spec).policy
     assert isinstance(getattr(rebuilt, "inner", rebuilt), AsyncPolicy)
-    assert rebuilt.late_commits and rebuilt.name == spec.policy
+    assert rebuilt.late_commits and rebuilt.name == spec.description.policy
 
     class Local:  # not importable: refused before any search, naming why
         async def orchestrate(self, ctx: Any, ports: Ports) -> None:

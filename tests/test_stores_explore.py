@@ -174,14 +174,7 @@ def test_a_journal_that_loses_the_claim_is_caught_and_replays(
     # the Python the report prints runs it on the same stores, and asserts the failure
     trace = load_trace("c.json")
     target = Target(policy=builtin_policy("guarded"), stores=load_stores(trace.stores))
-    code_text = python_reproduction(
-        replay(trace, target),
-        policy="guarded",
-        contract=trace.contract,
-        fixture=trace.fixture,
-        trace_path="c.json",
-        stores=trace.stores,
-    )
+    code_text = python_reproduction(trace.description, replay(trace, target), trace_path="c.json")
     assert "stores=Stores(idempotency=SqliteIdempotencyStore, journal=ClaimInMemory)" in code_text
     exec(compile(code_text, "reproduction", "exec"), {})
     # the same choices on the reference journal: the second instance attaches to the

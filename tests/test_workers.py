@@ -5,6 +5,7 @@ tests/test_distributed.py."""
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,9 @@ from txcheck.exploration.search import explore
 from txcheck.exploration.spread.generated import derived_seed, shares_of, spread
 from txcheck.exploration.spread.shipping import ShippingError, describe, rebuild
 from txcheck.invariants import DEFAULT_INVARIANTS, always
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import Guarded, builtin_policy
 from txcheck.models.sim.services import ServiceSet
 
@@ -181,7 +184,8 @@ def test_a_user_target_is_described_by_import_paths_and_rebuilt(
             invariants=(*DEFAULT_INVARIANTS, *load_invariants(["shipme:never_fails"])),
         )
         spec = describe(target)
-        print(spec.policy, spec.policy_timeout, spec.services, spec.invariants[-1])
+        named = spec.description
+        print(named.policy, spec.policy_timeout, named.services, named.invariants[-1])
         again = rebuild(pickle.loads(pickle.dumps(spec)))
         print(type(again.policy.inner).__name__, [s.name for s in again.services])
         """
@@ -199,15 +203,14 @@ def test_a_user_target_is_described_by_import_paths_and_rebuilt(
 
 
 def test_the_built_in_parts_are_named_and_rebuilt() -> None:
-    spec = describe(_target("naive"))
-    assert (spec.policy, spec.policy_timeout, spec.contract, spec.fixture) == (
-        "naive",
-        None,
-        None,
-        None,
-    )
-    assert spec.services == ("txcheck.models.sim.checkout:CHECKOUT",)
-    assert spec.invariants[0] == "txcheck.invariants.checkout:no_double_charge"
+    spec = pickle.loads(pickle.dumps(describe(_target("naive"))))
+    named = spec.description
+    assert (named.policy, spec.policy_timeout) == ("naive", None)
+    # the bundled documents travel as None and are the bundled objects again
+    assert named.contract is default_contract() and named.fixture is default_fixture()
+    assert named.services == ("txcheck.models.sim.checkout:CHECKOUT",)
+    assert named.invariants[0] == "txcheck.invariants.checkout:no_double_charge"
+    assert not named.defaults  # a Python target names every part, built-in ones too
     again = rebuild(spec)
     assert [i.name for i in again.invariants] == [i.name for i in DEFAULT_INVARIANTS]
 

@@ -87,11 +87,11 @@ def _clients(text: str) -> int:
 def _factory(spec: str, kind: str, dsn: str | None = None) -> Any:
     """A callable ``path -> store`` that turns any failure to open into ``StoreError``
     (with ``dsn``, a DSN is never repeated: it may hold a password)."""
-    from txcheck.exploration.usercode.loading import _resolve, _spec
+    from txcheck.exploration.usercode.loading import check_import_path, resolve_import_path
     from txcheck.models.errors import ControlFlow, StoreError, raised
     from txcheck.models.stores import protocols
 
-    found = _resolve(_spec(spec, "--impl", "store"), "store", StoreError)
+    found = resolve_import_path(check_import_path(spec, "--impl", "store"), "store", StoreError)
     if not callable(found):
         raise StoreError(f"{spec} is not a class or a callable")
     protocol = {

@@ -34,9 +34,10 @@ from txcheck.cli.render_explore import ExploreSummary
 from txcheck.cli.render_trace import counterexample_report, report_console
 from txcheck.cli.safe_text import one_line
 from txcheck.cli.stopping import Stopping
-from txcheck.cli.store_options import add_store_option, load_stores, stores_record
+from txcheck.cli.store_options import add_store_option, load_stores
 from txcheck.cli.user_code import POLICY_TIMEOUT_HELP, UserCode, add_user_code_options, user_code
 from txcheck.exploration.engines.auto import ENGINES
+from txcheck.exploration.kernel.description import TargetDescription
 from txcheck.exploration.kernel.report import Counterexample, ExploreResult
 from txcheck.exploration.kernel.target import DEFAULT_DATABASE, Bounds, Budget, Deadline, Target
 from txcheck.exploration.kernel.verdict import ErrorKind, ExploreOutcome, ExploreVerdict, verdict_of
@@ -327,7 +328,7 @@ def _write_html(
     result: ExploreResult,
     verdict: ExploreVerdict,
     *,
-    code: UserCode,
+    description: TargetDescription,
     trace_written: bool,
 ) -> InputError | None:
     """Write ``--html-out``: the counterexample's report, else the coverage page. A
@@ -343,18 +344,11 @@ def _write_html(
     else:
         document = trace_of(
             found.execution,
-            policy=target.policy_name,
-            contract=target.contract,
-            fixture=target.fixture,
+            target=description,
             plans=found.plans,
-            extra={"engine": found.found_by, **code.record(), **stores_record(target.stores)},
+            extra={"engine": found.found_by},
         )
-        command = replay_command(
-            args.trace_out if trace_written else "TRACE.json",
-            policy=target.policy_name,
-            services=code.service_specs,
-            invariants=code.invariant_specs,
-        )
+        command = replay_command(args.trace_out if trace_written else "TRACE.json", description)
         details = {
             "bound": verdict.bound,
             "seed": "none (not a seeded run)" if args.seed is None else str(args.seed),
@@ -381,6 +375,9 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_policy(_policy_spec(args), timeout=args.policy_timeout)
     code = user_code(args)
     target = _target(args, loaded, code)
+    description = code.describe(
+        loaded.spec, contract=target.contract, fixture=target.fixture, stores=target.stores
+    )
     warnings = warn_about("explore", target.contract)
     if args.world:
         warnings += warn_unread("explore", target.fixture, target.services)
@@ -414,11 +411,9 @@ def run(args: argparse.Namespace) -> int:
     if found is not None:
         document = trace_of(
             found.execution,
-            policy=loaded.spec,
-            contract=target.contract,
-            fixture=target.fixture,
+            target=description,
             plans=found.plans,
-            extra={"engine": found.found_by, **code.record(), **stores_record(target.stores)},
+            extra={"engine": found.found_by},
         )
         try:
             write_trace(document, args.trace_out, force=args.force)
@@ -432,25 +427,19 @@ def run(args: argparse.Namespace) -> int:
                     target=target,
                     trace_path=None if unwritten else args.trace_out,
                     reproduction=python_reproduction(
+                        description,
                         found.execution,
-                        policy=loaded.spec,
-                        contract=target.contract,
-                        fixture=target.fixture,
                         trace_path=None if unwritten else args.trace_out,
-                        services=code.service_specs,
-                        invariants=code.invariant_specs,
                         checked=code.checked(),
-                        stores=None if target.stores is None else target.stores.names,
                     ),
                     found_by=found.found_by,
-                    services=code.service_specs,
-                    invariants=code.invariant_specs,
+                    description=description,
                 ),
                 crop=False,  # the replay command and the Python are whole, never cut
             )
     if args.html_out is not None:
         html_unwritten = _write_html(
-            args, target, result, verdict, code=code, trace_written=not unwritten
+            args, target, result, verdict, description=description, trace_written=not unwritten
         )
     if args.json:
         trace = None if unwritten else args.trace_out

@@ -224,9 +224,7 @@ def _write_html(args: argparse.Namespace, trace: Trace, report: ReplayReport) ->
     from txcheck.report.build import html_report
     from txcheck.report.output import write_report
 
-    command = replay_command(
-        args.trace, policy=trace.policy, services=trace.services, invariants=trace.invariants
-    )
+    command = replay_command(args.trace, trace.description)
     if args.policy is not None and args.policy != trace.policy:
         command += " --policy " + shlex.quote(args.policy)
     page = html_report(report.final, target=report.target, document=trace.document, replay=command)

@@ -98,9 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"the replay is not the recorded run: {difference}", source=args.trace)
     if execution.error is not None and not execution.failures:
         raise user_code_error(execution.error_kind, execution.error)
-    command = replay_command(
-        args.trace, policy=trace.policy, services=trace.services, invariants=trace.invariants
-    )
+    command = replay_command(args.trace, trace.description)
     sections: list[str] = []
     if other_policy is not None:
         args.policy = other_policy

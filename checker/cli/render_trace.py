@@ -25,6 +25,7 @@ from rich.text import Text
 
 from txcheck.cli.console import report_console
 from txcheck.cli.safe_text import block, one_line
+from txcheck.exploration.kernel.description import TargetDescription
 from txcheck.exploration.kernel.session import Execution, Session
 from txcheck.exploration.kernel.target import Target
 from txcheck.models.sim.policies import BUILTIN_POLICIES
@@ -78,17 +79,16 @@ def _diff_lines(before: Any, after: Any, limit: int) -> list[str]:
     return lines
 
 
-def replay_command(
-    path: str, *, policy: str, services: Sequence[str] = (), invariants: Sequence[str] = ()
-) -> str:
-    """The ``txcheck replay`` command line for a trace: a trace is data, so a policy that
-    is not built in, and the user's services and invariants, are named on it."""
+def replay_command(path: str, description: TargetDescription) -> str:
+    """The ``txcheck replay`` command line for a trace of the target ``description``
+    names: a trace is data, so a policy that is not built in, and the user's services and
+    invariants, are named on it."""
     words = ["txcheck", "replay", path]
-    if policy not in BUILTIN_POLICIES:
-        words += ["--policy", policy]
-    for spec in services:
+    if description.policy not in BUILTIN_POLICIES:
+        words += ["--policy", description.policy]
+    for spec in description.services:
         words += ["--services", spec]
-    for spec in invariants:
+    for spec in description.invariants:
         words += ["--invariants", spec]
     return shlex.join(words)
 
@@ -105,8 +105,8 @@ class CounterexampleReport:
     reproduction: str | None = None
     found_by: str | None = None
     max_rows: int = 120
-    services: tuple[str, ...] = ()
-    invariants: tuple[str, ...] = ()
+    description: TargetDescription | None = None
+    """What the replay command names (None: the policy alone)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         execution = self.execution
@@ -139,12 +139,8 @@ class CounterexampleReport:
         if self.trace_path:
             path = one_line(self.trace_path, None)
             yield Text(f"Trace written to {path}; replay it with:", style="bold")
-            command = replay_command(
-                self.trace_path,
-                policy=self.policy,
-                services=self.services,
-                invariants=self.invariants,
-            )
+            described = self.description or TargetDescription(policy=self.policy)
+            command = replay_command(self.trace_path, described)
             # a command and code are copied, not read: never wrapped inside an argument
             yield Text(f"  {one_line(command, None)}", no_wrap=True, overflow="ignore")
         if self.reproduction:
@@ -213,11 +209,11 @@ def counterexample_report(
     reproduction: str | None = None,
     found_by: str | None = None,
     diff_limit: int = 40,
-    services: Sequence[str] = (),
-    invariants: Sequence[str] = (),
+    description: TargetDescription | None = None,
 ) -> CounterexampleReport:
     """Build the report, re-taking the steps once (in a run of ``target``) for the
-    state diff; never for a user-code error, which would only raise or hang again."""
+    state diff; never for a user-code error, which would only raise or hang again. The
+    replay command names what ``description`` names (None: the policy alone)."""
     step: int | None = None
     if execution.error is not None:
         step = None  # re-running user code that raised or hung would raise or hang again
@@ -242,8 +238,7 @@ def counterexample_report(
         trace_path=trace_path,
         reproduction=reproduction,
         found_by=found_by,
-        services=tuple(services),
-        invariants=tuple(invariants),
+        description=description,
     )
 
 

@@ -1,24 +1,24 @@
 """The target a trace is re-run under, for ``replay`` and ``report``.
 
 A trace is data: ``trusted_target`` refuses (``check_trust``) to import a policy, services
-or invariants the trace names and the user did not, then builds the target from the
-trace's contract and world, the chosen policy, the user's services and the invariants
-narrowed as the trace (or the command line) says.
+or invariants the trace names and the user did not, then builds the target
+(``build_target``) from the trace's description: its contract and world, the chosen
+policy, the user's services and the invariants narrowed as the trace (or the command
+line) says.
 """
 
 from __future__ import annotations
 
 import argparse
 
+import attrs
+
 from txcheck.cli.store_options import load_stores, untrusted
-from txcheck.cli.user_code import select_invariants
 from txcheck.exploration.kernel.target import Target
-from txcheck.exploration.usercode.loading import load_invariants, load_policy, load_services
-from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.exploration.spread.shipping import build_target
 from txcheck.models.errors import InputError
-from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.stored import Stores
-from txcheck.traces.document import Trace, target_of
+from txcheck.traces.document import Trace
 from txcheck.traces.replaying import check_trust
 
 __all__ = ["trusted_target"]
@@ -36,22 +36,19 @@ def trusted_target(trace: Trace, args: argparse.Namespace) -> Target:
         trust=args.trust_trace,
         source=args.trace,
     )
-    policy = args.policy or trace.policy
-    loaded = load_policy(policy, timeout=args.policy_timeout)
-    services = args.services or (list(trace.services) if args.trust_trace else [])
-    invariants = args.invariants or (list(trace.invariants) if args.trust_trace else [])
-    only = args.invariants_only or list(trace.invariants_only)  # names are data: no trust
-    skipped = args.skip_invariant or list(trace.skip_invariants)
-    timeout = args.policy_timeout
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants, timeout=timeout))
-    return target_of(
-        trace,
-        loaded.policy,
-        policy_name=loaded.spec,
-        services=(CHECKOUT, *load_services(services, timeout=timeout)),
-        invariants=select_invariants(checks, only, skipped),
-        stores=_stores(trace, args),
+    description = attrs.evolve(
+        trace.description,
+        policy=args.policy or trace.policy,
+        services=args.services or (trace.services if args.trust_trace else ()),
+        invariants=args.invariants or (trace.invariants if args.trust_trace else ()),
+        # names are data: no trust needed
+        invariants_only=args.invariants_only or trace.invariants_only,
+        skip_invariants=args.skip_invariant or trace.skip_invariants,
     )
+    target = build_target(
+        description, policy_timeout=args.policy_timeout, user_timeout=args.policy_timeout
+    )
+    return attrs.evolve(target, stores=_stores(trace, args))  # opened after the user code
 
 
 def _stores(trace: Trace, args: argparse.Namespace) -> Stores | None:

@@ -16,7 +16,7 @@ import gc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from txcheck.exploration.usercode.loading import _resolve, _spec
+from txcheck.exploration.usercode.loading import check_import_path, resolve_import_path
 from txcheck.models.errors import InputError, StoreError
 from txcheck.models.sim.stored import STORE_KINDS, Database, MemoryDatabase, Stores
 
@@ -25,7 +25,6 @@ __all__ = [
     "STORE_HELP",
     "add_store_option",
     "load_stores",
-    "stores_record",
     "untrusted",
 ]
 
@@ -77,7 +76,7 @@ def _parse(values: Sequence[str]) -> dict[str, str]:
         if spec in BUILT_IN_STORES:
             spec = BUILT_IN_STORES[spec][kind]
         else:
-            spec = _spec(spec, "--store", "a store")
+            spec = check_import_path(spec, "--store", "a store")
         chosen[kind] = spec
     return chosen
 
@@ -103,7 +102,7 @@ def load_stores(values: Sequence[str] | Mapping[str, str], dsn: str | None = Non
     for kind, spec in sorted(chosen.items()):
         if kind not in STORE_KINDS:
             raise InputError(f"unknown store kind {kind!r}", source="--store")
-        found = _resolve(spec, "store", StoreError)
+        found = resolve_import_path(spec, "store", StoreError)
         if not callable(found):
             raise StoreError(f"{spec} is not a class or a callable")
         factories[kind] = found
@@ -175,11 +174,6 @@ def _check(stores: Stores) -> None:
                 )
     finally:
         database.close()
-
-
-def stores_record(stores: Stores | None) -> dict[str, Any]:
-    """What a trace records of the stores (nothing for the in-memory world)."""
-    return {} if stores is None else {"stores": dict(sorted(stores.names.items()))}
 
 
 def untrusted(names: Mapping[str, str]) -> list[str]:

@@ -8,24 +8,24 @@ with ``--world``). What they name is imported from the current directory, like a
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from txcheck.cli.arguments import positive_seconds
-from txcheck.exploration.usercode.loading import load_invariants, load_services
+from txcheck.exploration.kernel.description import TargetDescription
+from txcheck.exploration.usercode.loading import load_user_code
 from txcheck.exploration.usercode.watchdog import DEFAULT_POLICY_TIMEOUT
-from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
-from txcheck.models.errors import InputError
-from txcheck.models.sim.checkout import CHECKOUT
+from txcheck.invariants import Invariant
+from txcheck.models.plan.contract import Contract
+from txcheck.models.sim.fixture import WorldFixture
 from txcheck.models.sim.services import ServiceSet
+from txcheck.models.sim.stored import Stores
 
 __all__ = [
     "UserCode",
     "add_invariant_selection",
     "add_user_code_options",
-    "select_invariants",
     "user_code",
 ]
 
@@ -103,28 +103,6 @@ def add_invariant_selection(parser: Any) -> None:
     )
 
 
-def select_invariants(
-    invariants: Sequence[Invariant], only: Sequence[str] = (), skip: Sequence[str] = ()
-) -> tuple[Invariant, ...]:
-    """``invariants`` narrowed to ``only`` (when given) and without ``skip``; a name that
-    is none of them, or a selection that leaves none, is bad usage (``InputError``)."""
-    known = {i.name for i in invariants}
-    for option, names in (("--invariants-only", only), ("--skip-invariant", skip)):
-        unknown = sorted(set(names) - known)
-        if unknown:
-            raise InputError(
-                f"no invariant named {', '.join(map(repr, unknown))} (known: "
-                f"{', '.join(sorted(known))})",
-                source=option,
-            )
-    chosen = tuple(
-        i for i in invariants if (not only or i.name in only) and i.name not in set(skip)
-    )
-    if not chosen:
-        raise InputError("the selection leaves no invariant to check", source="--skip-invariant")
-    return chosen
-
-
 @attrs.frozen(kw_only=True)
 class UserCode:
     """The services and invariants a command runs with, and the import paths that name
@@ -148,19 +126,27 @@ class UserCode:
             return None
         return tuple(i.name for i in self.invariants)
 
-    def record(self) -> dict[str, Any]:
-        """What a trace records: the import paths and the selection by name, only when
-        there are any."""
-        data: dict[str, Any] = {}
-        if self.service_specs:
-            data["services"] = list(self.service_specs)
-        if self.invariant_specs:
-            data["invariants"] = list(self.invariant_specs)
-        if self.only:
-            data["invariants_only"] = list(self.only)
-        if self.skipped:
-            data["skip_invariants"] = list(self.skipped)
-        return data
+    def describe(
+        self,
+        policy: str,
+        *,
+        contract: Contract,
+        fixture: WorldFixture,
+        stores: Stores | None = None,
+    ) -> TargetDescription:
+        """The description of the target this command runs: ``policy`` (the spec it
+        loaded), the contract and world, this user code and ``stores``, as a trace
+        records them."""
+        return TargetDescription(
+            policy=policy,
+            contract=contract,
+            fixture=fixture,
+            services=self.service_specs,
+            invariants=self.invariant_specs,
+            invariants_only=self.only,
+            skip_invariants=self.skipped,
+            stores={} if stores is None else stores.names,
+        )
 
 
 def user_code(args: argparse.Namespace) -> UserCode:
@@ -172,10 +158,12 @@ def user_code(args: argparse.Namespace) -> UserCode:
     only = tuple(getattr(args, "invariants_only", None) or ())
     skipped = tuple(getattr(args, "skip_invariant", None) or ())
     timeout = getattr(args, "policy_timeout", None) or DEFAULT_POLICY_TIMEOUT
-    checks = (*DEFAULT_INVARIANTS, *load_invariants(invariants, timeout=timeout))
+    loaded_services, checks = load_user_code(
+        services, invariants, only=only, skip=skipped, timeout=timeout
+    )
     return UserCode(
-        services=(CHECKOUT, *load_services(services, timeout=timeout)),
-        invariants=select_invariants(checks, only, skipped),
+        services=loaded_services,
+        invariants=checks,
         service_specs=services,
         invariant_specs=invariants,
         only=only,

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from txcheck.exploration.kernel.description import TargetDescription
 from txcheck.exploration.kernel.schedule import Deviation
 from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.kernel.target import Target
@@ -92,22 +93,55 @@ class Trace:
     def violations(self) -> list[Mapping[str, Any]]:
         return list(self.document.get("violations", []))
 
+    @property
+    def description(self) -> TargetDescription:
+        """The target the trace names: its policy, contract and world, the user's
+        services and invariants, the selection and the stores, as recorded."""
+        return TargetDescription(
+            policy=self.policy,
+            contract=self.contract,
+            fixture=self.fixture,
+            services=self.services,
+            invariants=self.invariants,
+            invariants_only=self.invariants_only,
+            skip_invariants=self.skip_invariants,
+            stores=self.stores,
+        )
+
 
 def trace_of(
     execution: Execution,
     *,
-    policy: str,
-    contract: Contract,
-    fixture: WorldFixture,
+    target: TargetDescription | None = None,
     plans: Sequence[Plan],
     extra: Mapping[str, Any] | None = None,
+    policy: str | None = None,
+    contract: Contract | None = None,
+    fixture: WorldFixture | None = None,
 ) -> dict[str, Any]:
-    """The ``txcheck-trace/1`` document of an execution."""
+    """The ``txcheck-trace/1`` document of an execution of the target ``target``
+    describes (its import paths, selection and stores recorded with it) and ``extra``.
+    ``policy``, ``contract`` and ``fixture`` instead of ``target`` still name a target
+    by its parts, as before descriptions (no services, invariants or stores recorded
+    but those ``extra`` gives)."""
+    if target is None:
+        if policy is None or contract is None or fixture is None:
+            raise InputError(
+                "give the target's description (target=), or policy=, contract= and fixture=",
+                source="trace_of",
+            )
+        target = TargetDescription(policy=policy, contract=contract, fixture=fixture)
+    elif policy is not None or contract is not None or fixture is not None:
+        raise InputError(
+            "give target= or policy=, contract= and fixture=, not both: the description "
+            "names the policy, the contract and the world",
+            source="trace_of",
+        )
     document: dict[str, Any] = {
         "format": TRACE_FORMAT,
-        "policy": policy,
-        "contract": dict(contract.document),
-        "world": dict(fixture.document),
+        "policy": target.policy,
+        "contract": dict(target.contract.document),
+        "world": dict(target.fixture.document),
         "plan": plan_to_json(plans[0]) if plans else None,
         "plans": [plan_to_json(p) for p in plans],
         "steps": [s.to_json() for s in execution.steps],
@@ -118,6 +152,7 @@ def trace_of(
         document["error"] = execution.error
     if extra:
         document.update(extra)
+    document.update(target.record())
     document["digest"] = content_digest(document)
     return document
 

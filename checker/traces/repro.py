@@ -10,16 +10,16 @@ written. Only txcheck's public API is imported.
 from __future__ import annotations
 
 import pprint
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
+from txcheck.exploration.kernel.description import TargetDescription
 from txcheck.exploration.kernel.session import Execution
 from txcheck.exploration.usercode.loading import names_a_list
 from txcheck.models.canonical import canonical_json
-from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan, plan_to_json
 from txcheck.models.sim.choices import Choice
-from txcheck.models.sim.fixture import WorldFixture, default_fixture
+from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import BUILTIN_POLICIES
 from txcheck.models.sim.runner import Step
 
@@ -81,24 +81,22 @@ def _plans(plans: Sequence[Plan]) -> list[str]:
 
 
 def python_reproduction(
+    description: TargetDescription,
     execution: Execution,
     *,
-    policy: str,
-    contract: Contract,
-    fixture: WorldFixture,
     trace_path: str | None = None,
-    services: Sequence[str] = (),
-    invariants: Sequence[str] = (),
     checked: Sequence[str] | None = None,
-    stores: Mapping[str, str] | None = None,
 ) -> str:
-    """Python that re-executes ``execution`` and asserts its first failure. It imports only
-    txcheck's public API, and the user's own services and invariants by the import paths
-    given (``module:NAME``, a NAME that is a list spread with ``*``); ``checked`` names the
-    invariants the run was narrowed to (None: all). The policy is a built-in name or an
-    import path. A contract or
-    world that is not the bundled one is read back from ``trace_path``, the trace file
-    written for this execution, or inlined when no trace file was written (None)."""
+    """Python that re-executes ``execution`` of the target ``description`` names and
+    asserts its first failure. It imports only txcheck's public API, and the user's own
+    services and invariants by the import paths the description gives (``module:NAME``,
+    a NAME that is a list spread with ``*``); ``checked`` names the invariants the run
+    was narrowed to (None: all). The policy is a built-in name or an import path. A
+    contract or world that is not the bundled one is read back from ``trace_path``, the
+    trace file written for this execution, or inlined when no trace file was written
+    (None); the stores are opened on SQLite."""
+    policy, contract, fixture = description.policy, description.contract, description.fixture
+    services, invariants, stores = description.services, description.invariants, description.stores
     plain_contract = _is_default(contract.document, default_contract().document)
     plain_world = _is_default(fixture.document, default_fixture().document)
     names = {"Target", "execute", "plan_from_json"}

@@ -1,14 +1,17 @@
-"""Sending a ``Target`` to other processes: a picklable description that workers rebuild.
+"""Sending a ``Target`` to other processes: its description, which workers build again.
 
 A target holds live objects (a policy, services with their functions, invariants); what
-travels is how to make them again: the policy as a built-in name or an import path
-(``package.module:Name``; a policy object is named by its class's or its own module-level
-name), the contract and world fixture documents, each service set and invariant by the
-import path of the module-level name that holds it, the plans, the bounds and the budget.
-A worker rebuilds the target with the loaders ``txcheck explore`` uses (the current
-directory is importable, so a user's modules load as they do for the command). Anything
-that cannot be named that way (a class defined in ``__main__`` or inside a function, a
-lambda invariant) is refused before any work is sent, in one line (``ShippingError``).
+travels is its ``TargetDescription`` (``txcheck.exploration.kernel.description``): the
+policy as a built-in name or an import path (``package.module:Name``; a policy object is
+named by its class's or its own module-level name), the contract and world fixture
+documents, each service set and invariant by the import path of the module-level name
+that holds it; beside it go the search's own parts (the plans, the bounds, the budget).
+``build_target`` makes the runnable target from a description, with the loaders
+``txcheck explore`` uses (the current directory is importable, so a user's modules load
+as they do for the command): workers, the command line and ``replay`` build targets with
+it. Anything that cannot be named that way (a class defined in ``__main__`` or inside a
+function, a lambda invariant) is refused before any work is sent, in one line
+(``ShippingError``).
 """
 
 from __future__ import annotations
@@ -16,17 +19,17 @@ from __future__ import annotations
 import hashlib
 import pickle
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
+from txcheck.exploration.kernel.description import TargetDescription
 from txcheck.exploration.kernel.target import Bounds, Budget, Target
 from txcheck.exploration.usercode.loading import (
     import_path,
-    load_invariants,
     load_policy,
-    load_services,
+    load_user_code,
     origin,
 )
 from txcheck.exploration.usercode.watchdog import (
@@ -37,14 +40,20 @@ from txcheck.exploration.usercode.watchdog import (
 from txcheck.invariants import Invariant
 from txcheck.models.errors import InputError
 from txcheck.models.plan.contract import Contract
-from txcheck.models.plan.contract_loader import default_contract, parse_contract
+from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.fixture import WorldFixture, default_fixture, parse_world
 from txcheck.models.sim.policies import BUILTIN_POLICIES
 from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.services import ServiceSet
 
-__all__ = ["ShippingError", "TargetSpec", "describe", "rebuild"]
+__all__ = [
+    "ShippingError",
+    "TargetSpec",
+    "build_target",
+    "describe",
+    "description_of",
+    "rebuild",
+]
 
 
 class ShippingError(InputError):
@@ -53,19 +62,15 @@ class ShippingError(InputError):
 
 @attrs.frozen(kw_only=True)
 class TargetSpec:
-    """How to make a target again elsewhere. ``contract`` and ``fixture`` are documents
-    (None: the bundled ones); ``key`` identifies everything but the budget, so a worker
-    rebuilds a target once however many items it runs."""
+    """What a worker receives: the target's ``description`` and the search's own parts.
+    ``policy_name`` is the name the target gives its policy (a Python caller may have
+    chosen it apart from the import path that loads it); ``policy_timeout`` the
+    watchdog's limit on the policy (None: not watched); ``key`` identifies everything but
+    the budget, so a worker rebuilds a target once however many items it runs."""
 
-    policy: str
+    description: TargetDescription
     policy_name: str
     policy_timeout: float | None
-    contract: Mapping[str, Any] | None
-    contract_source: str
-    fixture: Mapping[str, Any] | None
-    fixture_source: str
-    services: tuple[str, ...]
-    invariants: tuple[str, ...]
     plans: tuple[tuple[Plan, ...], ...]
     bounds: Bounds
     budget: Budget
@@ -154,36 +159,41 @@ def _invariant(invariant: Invariant) -> str:
     return spec
 
 
-def _document(contract: Contract) -> Mapping[str, Any] | None:
-    if contract is default_contract():
-        return None
-    if not contract.document:
+def _check_documents(target: Target) -> None:
+    """A contract that was not read from a document cannot be made again elsewhere."""
+    contract: Contract = target.contract
+    if contract is not default_contract() and not contract.document:
         raise ShippingError(
             f"contract {contract.source!r} cannot be sent to workers: it was not read from "
             "a document (load it with load_contract or parse_contract)",
             source="--workers",
         )
-    return contract.document
 
 
-def _fixture(fixture: WorldFixture) -> Mapping[str, Any] | None:
-    return None if fixture is default_fixture() else fixture.document
+def description_of(target: Target) -> TargetDescription:
+    """``target`` named so that a worker can make it again: every service and invariant
+    by its import path (``defaults=False``); ``ShippingError`` names the first part that
+    cannot be named."""
+    policy, _ = _policy(target.policy)
+    _check_documents(target)
+    return TargetDescription(
+        policy=policy,
+        contract=target.contract,
+        fixture=target.fixture,
+        services=tuple(_service(s) for s in target.services),
+        invariants=tuple(_invariant(i) for i in target.invariants),
+        defaults=False,
+    )
 
 
 def describe(target: Target) -> TargetSpec:
     """How to make ``target`` again in a worker; ``ShippingError`` names the first part
     that cannot be named. The description is checked by rebuilding it here once."""
-    policy, timeout = _policy(target.policy)
+    _, timeout = _policy(target.policy)
     spec = TargetSpec(
-        policy=policy,
+        description=description_of(target),
         policy_name=target.policy_name,
         policy_timeout=timeout,
-        contract=_document(target.contract),
-        contract_source=target.contract.source,
-        fixture=_fixture(target.fixture),
-        fixture_source=target.fixture.source,
-        services=tuple(_service(s) for s in target.services),
-        invariants=tuple(_invariant(i) for i in target.invariants),
         plans=target.plans,
         bounds=target.bounds,
         budget=target.budget,
@@ -205,43 +215,44 @@ def describe(target: Target) -> TargetSpec:
     return spec
 
 
-Loaded = TypeVar("Loaded")
-
-
-def _items(
-    specs: tuple[str, ...],
-    load: Callable[..., tuple[Loaded, ...]],
-    timeout: float | None,
-) -> list[Loaded]:
-    """What ``specs`` name: ``module:NAME``, or ``module:NAME#i`` (item ``i`` of a list),
-    loaded under the watchdog with ``timeout`` (None: the default limit)."""
-    found: list[Loaded] = []
-    for spec in specs:
-        path, _, index = spec.partition("#")
-        items = load([path], timeout=timeout or DEFAULT_POLICY_TIMEOUT)
-        found.extend(items[int(index) : int(index) + 1] if index else items)
-    return found
+def build_target(
+    description: TargetDescription,
+    *,
+    policy_timeout: float | None = DEFAULT_POLICY_TIMEOUT,
+    user_timeout: float | None = None,
+    **settings: Any,
+) -> Target:
+    """The runnable target ``description`` names: its policy loaded under the watchdog
+    with ``policy_timeout`` (None: not watched), its services and invariants with
+    ``user_timeout`` (None: the default limit), named ``settings`` (plans, bounds, budget,
+    stores, policy_name) passed to ``Target``. The stores a description names are opened
+    by the caller (``stores=``): where and on which database is the command's choice."""
+    loaded = load_policy(description.policy, timeout=policy_timeout)
+    services, invariants = load_user_code(
+        description.services,
+        description.invariants,
+        only=description.invariants_only,
+        skip=description.skip_invariants,
+        timeout=user_timeout,
+        defaults=description.defaults,
+    )
+    settings.setdefault("policy_name", loaded.spec)
+    return Target(
+        policy=loaded.policy,
+        contract=description.contract,
+        fixture=description.fixture,
+        services=services,
+        invariants=invariants,
+        **settings,
+    )
 
 
 def _build(spec: TargetSpec) -> Target:
-    loaded = load_policy(spec.policy, timeout=spec.policy_timeout)
-    contract = (
-        default_contract()
-        if spec.contract is None
-        else parse_contract(dict(spec.contract), source=spec.contract_source)
-    )
-    fixture = (
-        default_fixture()
-        if spec.fixture is None
-        else parse_world(dict(spec.fixture), source=spec.fixture_source)
-    )
-    return Target(
-        policy=loaded.policy,
+    return build_target(
+        spec.description,
+        policy_timeout=spec.policy_timeout,
+        user_timeout=spec.user_timeout,
         policy_name=spec.policy_name,
-        contract=contract,
-        fixture=fixture,
-        services=_items(spec.services, load_services, spec.user_timeout),
-        invariants=_items(spec.invariants, load_invariants, spec.user_timeout),
         plans=spec.plans,
         bounds=spec.bounds,
         budget=spec.budget,

@@ -27,7 +27,7 @@ from txcheck.exploration.usercode.watchdog import (
     bounded_services,
     policy_timeout,
 )
-from txcheck.invariants import Invariant
+from txcheck.invariants import DEFAULT_INVARIANTS, Invariant
 from txcheck.models.errors import (
     ControlFlow,
     InputError,
@@ -37,6 +37,7 @@ from txcheck.models.errors import (
     UserCodeError,
 )
 from txcheck.models.memo import IdentityMemo
+from txcheck.models.sim.checkout import CHECKOUT
 from txcheck.models.sim.policies import BUILTIN_POLICIES, builtin_policy
 from txcheck.models.sim.policies.base import Policy, import_path, is_async_entry
 from txcheck.models.sim.services import ServiceSet
@@ -45,12 +46,17 @@ __all__ = [
     "AGENT_FRAMEWORKS",
     "LoadedPolicy",
     "agent_spec",
+    "check_import_path",
     "import_path",
     "load_invariants",
+    "load_named",
     "load_policy",
     "load_services",
+    "load_user_code",
     "names_a_list",
     "origin",
+    "resolve_import_path",
+    "select_invariants",
 ]
 
 _Loaded = TypeVar("_Loaded", ServiceSet, Invariant)
@@ -133,8 +139,11 @@ def _cwd_on_path() -> Iterator[None]:
             sys.path.remove(cwd)
 
 
-def _resolve(spec: str, what: str = "policy", error: type[UserCodeError] = PolicyError) -> Any:
-    """The object at ``package.module:Name`` (the current directory is importable)."""
+def resolve_import_path(
+    spec: str, what: str = "policy", error: type[UserCodeError] = PolicyError
+) -> Any:
+    """The object at ``package.module:Name`` (the current directory is importable); a
+    failure is one line, ``error``, naming ``what`` was imported."""
     module_name, _, attribute = spec.partition(":")
     with _cwd_on_path():
         try:
@@ -156,12 +165,18 @@ def _resolve(spec: str, what: str = "policy", error: type[UserCodeError] = Polic
     return found
 
 
-def _spec(spec: str, option: str, what: str) -> str:
+def check_import_path(spec: str, option: str, what: str) -> str:
+    """``spec`` when it is an import path ``package.module:NAME``, else bad usage
+    (``InputError`` naming ``option`` and ``what`` it should name)."""
     if not _SPEC.match(spec):
         raise InputError(
             f"{what} must be an import path 'package.module:NAME' (got {spec!r})", source=option
         )
     return spec
+
+
+_resolve = resolve_import_path
+_spec = check_import_path
 
 
 _ORIGINS: IdentityMemo[str] = IdentityMemo(limit=None)
@@ -327,3 +342,65 @@ def load_policy(
     if timeout is not None:
         policy = WatchedPolicy(policy, seconds=policy_timeout(timeout), name=name)
     return LoadedPolicy(spec=name, policy=policy, builtin=builtin)
+
+
+def load_named(
+    specs: Sequence[str],
+    load: Callable[..., tuple[_Loaded, ...]],
+    timeout: float | None = None,
+) -> list[_Loaded]:
+    """What ``specs`` name, by ``load`` (``load_services`` or ``load_invariants``):
+    ``module:NAME`` (one, or every item of a list), or ``module:NAME#i`` (item ``i`` of
+    a list, as a target sent to workers names it), under the watchdog with ``timeout``
+    (None: the default limit)."""
+    found: list[_Loaded] = []
+    for spec in specs:
+        path, _, index = spec.partition("#")
+        items = load([path], timeout=timeout or DEFAULT_POLICY_TIMEOUT)
+        found.extend(items[int(index) : int(index) + 1] if index else items)
+    return found
+
+
+def select_invariants(
+    invariants: Sequence[Invariant], only: Sequence[str] = (), skip: Sequence[str] = ()
+) -> tuple[Invariant, ...]:
+    """``invariants`` narrowed to ``only`` (when given) and without ``skip``; a name that
+    is none of them, or a selection that leaves none, is bad usage (``InputError``)."""
+    known = {i.name for i in invariants}
+    for option, names in (("--invariants-only", only), ("--skip-invariant", skip)):
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise InputError(
+                f"no invariant named {', '.join(map(repr, unknown))} (known: "
+                f"{', '.join(sorted(known))})",
+                source=option,
+            )
+    chosen = tuple(
+        i for i in invariants if (not only or i.name in only) and i.name not in set(skip)
+    )
+    if not chosen:
+        raise InputError("the selection leaves no invariant to check", source="--skip-invariant")
+    return chosen
+
+
+def load_user_code(
+    services: Sequence[str],
+    invariants: Sequence[str],
+    *,
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    timeout: float | None = None,
+    defaults: bool = True,
+) -> tuple[tuple[ServiceSet, ...], tuple[Invariant, ...]]:
+    """The services and invariants a target runs with: those ``services`` and
+    ``invariants`` name (``load_named``), after checkout and the built-in invariants
+    unless not ``defaults``, the invariants narrowed by ``only`` and ``skip``
+    (``select_invariants``, when either is given). The user's code runs under the
+    watchdog with ``timeout`` (None: the default limit)."""
+    checks = tuple(load_named(invariants, load_invariants, timeout))  # first, as ever
+    sets = tuple(load_named(services, load_services, timeout))
+    if defaults:
+        sets, checks = (CHECKOUT, *sets), (*DEFAULT_INVARIANTS, *checks)
+    if only or skip:
+        checks = select_invariants(checks, only, skip)
+    return sets, checks
