@@ -290,12 +290,16 @@ def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.Comple
 
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_catches_the_usual_agents_double_charge(seed: str, tmp_path: Path) -> None:
-    """Default settings: the fresh key breaks ``retries_reuse_key`` at once; without that
-    hygiene rule the search goes on to the harm itself, the double charge (a lost response
-    or a late commit, then the model's fresh key), with the model's decision in the trace."""
+    """Default settings: the model's fresh key breaks ``retries_reuse_key`` (hygiene) and,
+    one deviation on, charges twice (a lost response or a late commit, then the fresh
+    key). The counterexample leads with the hygiene rule, or with the double charge where
+    explore follows a hygiene seed to its harm; without the hygiene rule the search
+    reaches the double charge itself, the model's decision in the trace."""
     caught = explore(NAIVE, seed, tmp_path / "naive.json")
     assert caught.returncode == 1, caught.stderr[-2000:]
-    assert json.loads(caught.stdout)["counterexample"]["invariant"] == "retries_reuse_key"
+    found = json.loads(caught.stdout)["counterexample"]
+    assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
+    assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
     out = tmp_path / "harm.json"
     harm = explore(NAIVE, seed, out, "--skip-invariant", "retries_reuse_key")
     assert harm.returncode == 1, harm.stderr[-2000:]
