@@ -75,16 +75,14 @@ def charges(session: Session) -> list[dict[str, Any]]:
 
 def test_the_model_reads_tool_outputs_as_feedback() -> None:
     from txcheck.adapters import openai_agents as adapter  # noqa: PLC0415
-    from txcheck.adapters.model import ToolCall  # noqa: PLC0415
+    from txcheck.adapters.model import Feedback, ToolCall  # noqa: PLC0415
 
     call = ToolCall(id="call_3", name="charge_payment", arguments={}, attempt=2)
     assert adapter.wire_id(call) == "call_3~2" and adapter.plan_call_id("call_3~2") == "call_3"
     assert adapter.wire_id(ToolCall(id="call_3", name="x", arguments={})) == "call_3"
     timeout = adapter.tool_output(ToolResult(status="timeout", code="timeout"))
     assert json.loads(timeout)["status"] == "timeout"
-    assert adapter.feedback_of(call, timeout) == adapter.Feedback(
-        call=call, ok=False, error="timeout"
-    )
+    assert adapter.feedback_of(call, timeout) == Feedback(call=call, ok=False, error="timeout")
     ok = adapter.tool_output(ToolResult(status="ok", receipt={"charge_id": "ch_1"}))
     assert adapter.feedback_of(call, ok).ok
     assert not adapter.feedback_of(call, '{"ok": false, "error": "conflict"}').ok

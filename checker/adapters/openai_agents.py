@@ -69,8 +69,10 @@ __all__ = [
     "feedback_of",
     "max_turns",
     "plan_call_id",
+    "refuse_sync_tools",
     "run_agent",
     "tool_output",
+    "wire_id",
 ]
 
 TESTED_VERSION = "0.24.0"
