@@ -291,13 +291,15 @@ def test_default_explore_catches_the_usual_agents_double_charge(seed: str, tmp_p
     """Default settings: the model's fresh key breaks ``retries_reuse_key`` (hygiene) and,
     one deviation on, charges twice (a lost response or a late commit, then the fresh
     key). The counterexample leads with the hygiene rule, or with the double charge where
-    explore follows a hygiene seed to its harm; without the hygiene rule the search
-    reaches the double charge itself, the model's decision in the trace."""
-    caught = explore(NAIVE, seed, tmp_path / "naive.json")
-    assert caught.returncode == 1, caught.stderr[-2000:]
-    found = json.loads(caught.stdout)["counterexample"]
-    assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
-    assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
+    explore follows a hygiene seed to its harm (seed 1 checks that lead; seeds 2 and 3 only
+    the harm, to keep this tier fast); without the hygiene rule the search reaches the
+    double charge itself, the model's decision in the trace."""
+    if seed == "1":
+        caught = explore(NAIVE, seed, tmp_path / "naive.json")
+        assert caught.returncode == 1, caught.stderr[-2000:]
+        found = json.loads(caught.stdout)["counterexample"]
+        assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
+        assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
     out = tmp_path / "harm.json"
     harm = explore(NAIVE, seed, out, "--skip-invariant", "retries_reuse_key")
     assert harm.returncode == 1, harm.stderr[-2000:]
