@@ -1,4 +1,4 @@
-"""CPU per run of an MCP agent against the plain asyncio guarded orchestrator, same plan.
+"""CPU per run of framework agents against the plain asyncio guarded orchestrator, same plan.
 
     python benchmarks/bench_agents.py [--rounds N] [--runs R]
 
@@ -12,7 +12,10 @@ schedule (every call answered ok; relay and consumer included), through the kern
   through ``mcp.Client`` and the SDK's in-memory transport (memory streams, JSON-RPC
   session) to ``txcheck.adapters.mcp``'s server, driven by the scripted model;
 - ``mcp-direct``: the same agent with ``mode="auto"`` (the SDK's direct in-process
-  dispatcher: no streams, no JSON-RPC framing).
+  dispatcher: no streams, no JSON-RPC framing);
+- ``openai-agents``: ``examples.agents.openai_agents_checkout.StableKeyOpenAIAgentsCheckoutAgent``,
+  the OpenAI Agents SDK's ``Runner.run`` with ``txcheck.adapters.openai_agents``'s scripted
+  model and function tools.
 
 Each round times ``R`` runs (default 20) of every variant, in an order that rotates per
 round, in CPU time (``time.process_time``); the medians per run and the ratios against
@@ -39,6 +42,7 @@ from txcheck.sim import AsyncPolicy
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent
+from examples.agents.openai_agents_checkout import StableKeyOpenAIAgentsCheckoutAgent
 from examples.async_orchestrators.guarded import InFlightAware
 
 
@@ -56,6 +60,7 @@ def variants() -> dict[str, Target]:
         "guarded": InFlightAware,
         "mcp-legacy": StableKeyMcpCheckoutAgent,
         "mcp-direct": DirectMcpAgent,
+        "openai-agents": StableKeyOpenAIAgentsCheckoutAgent,
     }
     return {
         name: Target(
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.rounds} rounds x {args.runs} runs, CPU ms per run (median), ratio to guarded")
     for name in names:
         ms = statistics.median(per[name]) * 1000
-        print(f"  {name:<11} {ms:8.2f} ms   x{statistics.median(ratios[name]):.2f}")
+        print(f"  {name:<13} {ms:8.2f} ms   x{statistics.median(ratios[name]):.2f}")
     return 0
 
 
