@@ -280,8 +280,11 @@ PUBLIC_MODULES = frozenset(
         "txcheck.policy",
         "txcheck.sim",
         "txcheck.conformance",
+        "txcheck.adapters.langgraph",
         "txcheck.adapters.mcp",
         "txcheck.adapters.model",
+        "txcheck.adapters.openai_agents",
+        "txcheck.adapters.pydantic_ai",
     }
 )
 """The public modules besides ``txcheck``: what policy authors need, the deterministic

@@ -344,6 +344,7 @@ def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None
 def test_default_explore_catches_the_usual_agent(seed: str, tmp_path: Path) -> None:
     caught = explore(NAIVE, seed, ROOT, tmp_path / "naive.json")
     assert caught.returncode == 1, caught.stderr[-2000:]
+    assert json.loads(caught.stdout)["counterexample"]["invariant"] == "no_double_charge"
 
 
 @pytest.mark.slow
