@@ -111,7 +111,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "txcheck-scripted"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         """The script already knows the contract's tools: the model itself."""
         return self
 
@@ -322,7 +322,10 @@ def untraced() -> Any:
     """A context in which LangChain starts no tracer: LangSmith off whatever the
     environment says; a global debug or verbose flag (console handlers LangChain runs in
     a thread pool) is refused."""
-    for setting, on in (("set_debug", lc_globals.get_debug()), ("set_verbose", lc_globals.get_verbose())):
+    for setting, on in (
+        ("set_debug", lc_globals.get_debug()),
+        ("set_verbose", lc_globals.get_verbose()),
+    ):
         if on:
             raise LangGraphSettingError(
                 f"langchain_core.globals.{setting}(True) adds console callbacks LangChain runs"
@@ -356,6 +359,15 @@ def agent_policy(make: Callable[..., Any]) -> Any:
     per generation, ``make(model=ScriptedChatModel, tools=[WorldTool...])`` (the user's
     factory; it needs no txcheck import) returns the compiled graph, run by ``run_agent``.
     ``make`` is called once here with stand-ins, so a broken factory is reported at once."""
+    try:
+        inspect.signature(make).bind(model=None, tools=[])
+    except TypeError:
+        raise LangGraphSettingError(
+            f"{getattr(make, '__name__', make)!r} must accept model= and tools= (the scripted"
+            " model and the contract's tools the adapter passes)"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call say
+        pass
     probe = make(model=ScriptedChatModel(script=ScriptedModel(None, None, None)), tools=[])  # type: ignore[arg-type]
     if not hasattr(probe, "ainvoke") or not hasattr(probe, "builder"):
         raise LangGraphSettingError(
