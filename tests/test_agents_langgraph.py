@@ -7,6 +7,8 @@ model's decision is in the trace, replays, and the same choices give the same tr
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -19,6 +21,7 @@ pytest.importorskip("langgraph")
 
 from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
 from txcheck import dumps_trace, load_trace, replay, trace_of
+from txcheck.cli import main
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
@@ -253,7 +256,11 @@ def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
         ),
         "utf-8",
     )
-    done = run_cli("replay", str(path), "--policy", NAIVE, "--skip-invariant", *skip, "--json")
+    done = subprocess.run(
+        [sys.executable, "-m", "txcheck", "replay", str(path), "--policy", NAIVE,
+         "--skip-invariant", *skip, "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr  # the double charge again
     assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
 
@@ -262,10 +269,12 @@ def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
 
 
 def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "txcheck", *argv],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=3000,
-    )  # fmt: skip
+    """``txcheck ARGV`` in this process (LangGraph is imported once): its exit code and
+    output, as a subprocess would give them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
 
 
 def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -340,5 +349,9 @@ def test_a_factory_without_the_seam_is_a_one_line_error() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
-    passed = explore(FIXED, seed, tmp_path / "fixed.json")
+    passed = subprocess.run(
+        [sys.executable, "-m", "txcheck", "explore", "--policy", FIXED, "--seed", seed,
+         "--trace-out", str(tmp_path / "fixed.json"), "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=6000,
+    )  # fmt: skip
     assert passed.returncode == 0, passed.stdout[-4000:]
