@@ -310,6 +310,30 @@ def test_default_explore_finds_the_double_charge(seed: str, tmp_path: Path) -> N
     assert '"decision": "fresh_key"' in out.read_text("utf-8")
 
 
+def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
+    """Every schedule with at most one deviation, single order: the fixed agent holds
+    (no ``retry_budget`` or other failure), the usual one does not."""
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    def search(agent: type) -> Any:
+        tgt = Target(
+            policy=AsyncPolicy(agent),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            plans=(SINGLE,),
+            invariants=DEFAULT_INVARIANTS,
+            bounds=Bounds(max_faults=1, max_states=10**6),
+        )
+        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
+
+    fixed = search(langgraph_checkout.StableKeyLangGraphCheckoutAgent)
+    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
+    assert fixed.coverage["deviations"].get("late_commit", 0) > 0
+    found = search(langgraph_checkout.LangGraphCheckoutAgent).counterexample
+    assert found is not None and found.execution.failed("no_double_charge")
+
+
 # -- --agent MODULE:MAKE_AGENT --framework langgraph ----------------------------------------
 
 
