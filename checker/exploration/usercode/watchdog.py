@@ -5,11 +5,13 @@ runs under a wall-clock alarm (``signal.setitimer`` / SIGALRM in the main thread
 costs two system calls per step and nothing at all for the trusted built-ins. In another
 thread (a Dask worker runs its items in one) the alarm is a watcher thread that raises the
 same exception in the user code's thread (``PyThreadState_SetAsyncExc``) once its time is up.
+The alarm's clock stops while the garbage collector runs (``_pause_during_gc``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import inspect
 import math
 import signal
@@ -141,16 +143,41 @@ USER_CODE_NAME: list[str] = [""]
 """What user code runs (or last ran): ``policy 'NAME'``, ``service 'NAME'``..."""
 
 
+_PAUSED: list[float] = [0.0, 0.0]
+"""The alarm's remaining seconds while a garbage collection runs, and when it started."""
+
+
+def _pause_during_gc(phase: str, info: Mapping[str, Any]) -> None:
+    """Stop the alarm's clock while the garbage collector runs (``gc.callbacks``): a full
+    collection over a large heap (an agent framework's kept generations) can take seconds,
+    longer on a loaded machine, and is not the user code's time. The hard deadline's start
+    (``IN_USER_CODE``) moves by as much. When the alarm fired during a collection, its
+    exception would land in a collector callback, which Python ignores."""
+    if phase == "start":
+        remaining, _interval = signal.setitimer(signal.ITIMER_REAL, 0)
+        if remaining > 0:  # (a second registration finds the clock already stopped)
+            _PAUSED[0], _PAUSED[1] = remaining, monotonic()
+        return
+    remaining, _PAUSED[0] = _PAUSED[0], 0.0
+    if remaining > 0:
+        if IN_USER_CODE[0] is not None:
+            IN_USER_CODE[0] += monotonic() - _PAUSED[1]
+        signal.setitimer(signal.ITIMER_REAL, remaining)
+
+
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     if previous is None:  # a handler not installed from Python (at interpreter exit, say)
         previous = signal.SIG_DFL
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    gc.callbacks.append(_pause_during_gc)
     try:
         yield
     finally:
+        gc.callbacks.remove(_pause_during_gc)
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _PAUSED[0] = 0.0
         signal.signal(signal.SIGALRM, previous)
 
 
