@@ -44,13 +44,14 @@ import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
 try:
     import langsmith
     from langchain_core import globals as lc_globals
+    from langchain_core.caches import BaseCache
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -58,7 +59,7 @@ try:
     from langchain_core.runnables.config import run_in_executor
     from langchain_core.tools import BaseTool, ToolException
     from langgraph._internal._runnable import RunnableCallable
-    from pydantic import ConfigDict, PrivateAttr
+    from pydantic import ConfigDict, Field, PrivateAttr
 except ImportError as missing:  # pragma: no cover - the extra is part of the test extra
     raise ImportError(
         "txcheck.adapters.langgraph needs LangGraph: pip install 'txcheck[langgraph]'"
@@ -103,8 +104,8 @@ class ScriptedChatModel(BaseChatModel):
     script: ScriptedModel
     # a global LLM cache would answer a turn without asking the script; streaming is off
     # (the script has one answer per turn, nothing to stream)
-    cache: bool | None = False
-    disable_streaming: bool | Any = True
+    cache: BaseCache | bool | None = Field(default=False, exclude=True)
+    disable_streaming: bool | Literal["tool_calling"] = True
     _last: ToolCall | None = PrivateAttr(default=None)
 
     @property
