@@ -196,6 +196,34 @@ def test_the_model_reads_its_feedback_from_the_tool_messages() -> None:
     assert feedback is not None and not feedback.ok
 
 
+def test_a_world_tool_sends_the_models_arguments_under_the_tool_call_id() -> None:
+    """The arguments go as the model emitted them (no schema coercion, no framework
+    keyword), the tool call's id is the plan call's id; a failure is an error
+    ``ToolMessage`` whose content is the error word, a success the receipt as JSON."""
+    import asyncio  # noqa: PLC0415
+
+    sent: list[tuple[str, str, dict[str, Any]]] = []
+    answers = [
+        adapter.WorldAnswer(ok=False, error="timeout"),
+        adapter.WorldAnswer(ok=True, receipt={"charge_id": "ch_1"}),
+    ]
+
+    async def send(call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        sent.append((call_id, name, arguments))
+        return answers[len(sent) - 1]
+
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}}}
+    tool = adapter.WorldTool(name="charge_payment", description="d", args_schema=schema, send=send)
+    call = {"type": "tool_call", "id": "call_3", "name": "charge_payment"}
+    args = {"amount": "12.50", "config": 1}  # neither coerced nor taken for a keyword
+    failed = asyncio.run(tool.ainvoke({**call, "args": args}))
+    assert failed.status == "error" and failed.content == "timeout"
+    assert failed.tool_call_id == "call_3"
+    done = asyncio.run(tool.ainvoke({**call, "args": args}))
+    assert done.status == "success" and json.loads(done.content) == {"charge_id": "ch_1"}
+    assert sent == [("call_3", "charge_payment", args)] * 2
+
+
 # -- the model's decision: recorded, replayed, deterministic ---------------------------------
 
 

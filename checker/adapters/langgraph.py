@@ -228,8 +228,6 @@ class WorldTool(BaseTool):
         )
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.pop("run_manager", None)
-        kwargs.pop("config", None)
         call_id = _CALL_ID.get() or self.name
         answer = await self.send(call_id, self.name, dict(kwargs))
         if not answer.ok:
