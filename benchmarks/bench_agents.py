@@ -16,6 +16,9 @@ schedule (every call answered ok; relay and consumer included), through the kern
 - ``openai-agents``: ``examples.agents.openai_agents_checkout.StableKeyOpenAIAgentsCheckoutAgent``,
   the OpenAI Agents SDK's ``Runner.run`` with ``txcheck.adapters.openai_agents``'s scripted
   model and function tools.
+- ``langgraph``: ``examples.agents.langgraph_checkout.StableKeyLangGraphCheckoutAgent``,
+  LangGraph's tool-calling graph (``StateGraph``, ``ToolNode``, ``tools_condition``) on
+  ``txcheck.adapters.langgraph``'s scripted chat model and tools.
 
 Each round times ``R`` runs (default 20) of every variant, in an order that rotates per
 round, in CPU time (``time.process_time``); the medians per run and the ratios against
@@ -41,6 +44,7 @@ from txcheck.sim import AsyncPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from examples.agents.langgraph_checkout import StableKeyLangGraphCheckoutAgent
 from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent
 from examples.agents.openai_agents_checkout import StableKeyOpenAIAgentsCheckoutAgent
 from examples.async_orchestrators.guarded import InFlightAware
@@ -61,6 +65,7 @@ def variants() -> dict[str, Target]:
         "mcp-legacy": StableKeyMcpCheckoutAgent,
         "mcp-direct": DirectMcpAgent,
         "openai-agents": StableKeyOpenAIAgentsCheckoutAgent,
+        "langgraph": StableKeyLangGraphCheckoutAgent,
     }
     return {
         name: Target(

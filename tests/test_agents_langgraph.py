@@ -1,0 +1,412 @@
+"""Agents checked unmodified (issue 25), LangGraph: the usual tool-calling graph
+(``StateGraph(MessagesState)``, ``ToolNode``, ``tools_condition``) runs on the simulated
+loop with ``txcheck.adapters.langgraph``'s scripted chat model and world tools; the agent as
+usually written double-charges under a late commit and the stable-key one does not; the
+model's decision is in the trace, replays, and the same choices give the same trace bytes;
+``--agent ... --framework langgraph`` runs the bare graph end to end."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
+from txcheck import dumps_trace, load_trace, replay, trace_of
+from txcheck.cli import main
+from txcheck.exploration.kernel.session import Session
+from txcheck.exploration.kernel.target import Bounds, Target
+from txcheck.exploration.plansets.representative import representative_plans
+from txcheck.exploration.usercode.loading import load_policy
+from txcheck.invariants import DEFAULT_INVARIANTS
+from txcheck.models.plan.contract_loader import default_contract
+from txcheck.models.sim.choices import Action, Outcome
+from txcheck.models.sim.fixture import default_fixture
+from txcheck.models.sim.policies.base import Policy
+from txcheck.models.sim.requests import Invoke, ModelTurn
+from txcheck.sim import AsyncPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from examples.agents import langgraph_checkout  # noqa: E402
+from txcheck.adapters import langgraph as adapter  # noqa: E402
+
+CONTRACT = default_contract()
+FIXTURE = default_fixture()
+SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
+NAIVE = "examples.agents.langgraph_checkout:LangGraphCheckoutAgent"
+FIXED = "examples.agents.langgraph_checkout:StableKeyLangGraphCheckoutAgent"
+AGENT = "examples.agents.langgraph_checkout:make_agent"
+
+
+def target(policy: Policy, *, skip: tuple[str, ...] = ()) -> Target:
+    return Target(
+        policy=policy,
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        plans=(SINGLE,),
+        invariants=tuple(i for i in DEFAULT_INVARIANTS if i.name not in skip),
+        bounds=Bounds(max_faults=2, max_states=10**6),
+    )
+
+
+def late_commit_on_first_charge(
+    policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
+) -> Session:
+    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
+    return drive_late_commit(
+        Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
+    )
+
+
+def charges(session: Session) -> list[dict[str, Any]]:
+    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
+
+
+# -- the agent under a late commit ---------------------------------------------------------
+
+
+def test_the_agent_as_usually_written_double_charges_through_a_late_commit() -> None:
+    session = late_commit_on_first_charge(AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent))
+    execution = session.finish()
+    assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
+    paid = charges(session)
+    assert len(paid) == 2 and paid[0]["key"] != paid[1]["key"]  # the model's fresh key
+    turns = [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
+    assert turns and turns[0].observed == {"decision": "fresh_key"}
+    assert turns[0].request["error"] == "timeout" and not turns[0].deviation
+
+
+def test_the_stable_key_agent_survives_the_same_late_commit() -> None:
+    session = late_commit_on_first_charge(
+        AsyncPolicy(langgraph_checkout.StableKeyLangGraphCheckoutAgent)
+    )
+    execution = session.finish()
+    assert execution.ok, [f.name for f in execution.failures]
+    assert len(charges(session)) == 1
+    # after the timeout it asks the key's record: in flight under this agent, so the call
+    # may still commit and no retry goes out; a person sees the calls listed
+    asked = [s for s in execution.steps if s.request.get("kind") == "KeyLookup"]
+    assert asked and asked[0].observed == {"record": "in_flight"}
+    assert not [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
+    phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
+    assert phases[-1] == "MANUAL"
+
+
+def test_the_default_schedule_completes_through_the_graph() -> None:
+    for agent in (
+        langgraph_checkout.LangGraphCheckoutAgent,
+        langgraph_checkout.StableKeyLangGraphCheckoutAgent,
+    ):
+        session = Session(target(AsyncPolicy(agent)), SINGLE)
+        execution = session.finish()
+        assert execution.ok, [f.name for f in execution.failures]
+        tools = [s.request["tool"] for s in execution.steps if s.choice.action is Action.COMPLETE]
+        assert tools == [c.name for c in SINGLE[0].calls]
+        phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
+        assert phases[-1] == "RECONCILED"
+
+
+def test_the_graph_runs_on_the_simulated_loop_without_threads() -> None:
+    """``tools_condition`` (a sync edge function) runs inline, not in LangGraph's thread
+    pool; no tracer starts a thread; the agent's timeouts are virtual."""
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def record(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        original(thread)
+
+    threading.Thread.start = record  # type: ignore[method-assign]
+    try:
+        wall = time.monotonic()
+        session = late_commit_on_first_charge(
+            AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)
+        )
+        session.finish()
+        wall = time.monotonic() - wall
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
+    assert started == []
+    assert wall < 60  # the agent's 10 s timeout was never waited for in real time
+
+
+def test_without_the_inline_seam_the_thread_pool_is_fenced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Positive control: the graph as LangGraph runs it (its sync router in the thread
+    pool) is stopped by the loop's fence, so ``run_sync_inline`` is what makes it run."""
+    monkeypatch.setattr(adapter, "run_sync_inline", lambda graph: graph)
+    session = Session(target(AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)), SINGLE)
+    execution = session.finish()
+    assert not execution.ok and execution.raised
+    assert "loop.run_in_executor is refused" in str(execution.error)
+    assert "langchain_core/runnables/config.py" in str(execution.error)
+
+
+def test_the_adapter_refuses_what_the_loop_cannot_control() -> None:
+    from langchain_core.globals import set_debug  # noqa: PLC0415
+
+    set_debug(True)
+    try:
+        with pytest.raises(adapter.LangGraphSettingError, match=r"set_debug\(False\)"):
+            adapter.untraced()
+    finally:
+        set_debug(False)
+    model = adapter.ScriptedChatModel(script=adapter.ScriptedModel(None, None, None))  # type: ignore[arg-type]
+    with pytest.raises(adapter.LangGraphSettingError, match="async only"):
+        model.invoke("hello")
+    assert model.cache is False and model.disable_streaming is True
+    graph = langgraph_checkout.make_agent(model=model, tools=[])
+    branch = graph.builder.branches["agent"]["tools_condition"].path
+    assert adapter.run_sync_inline(graph) is graph
+    assert not adapter._in_thread(branch.afunc)  # was LangGraph's executor wrapper
+
+
+def test_the_model_reads_its_feedback_from_the_tool_messages() -> None:
+    from langchain_core.messages import AIMessage, ToolMessage  # noqa: PLC0415
+
+    model = adapter.ScriptedChatModel(script=adapter.ScriptedModel(None, None, None))  # type: ignore[arg-type]
+    assert model._feedback([]) is None  # the first turn
+    call = adapter.ToolCall(id="call_3", name="charge_payment", arguments={})
+    model._last = call
+    asked = AIMessage(content="", tool_calls=[{"id": "call_3", "name": "x", "args": {}}])
+    failed = ToolMessage(content="timeout", tool_call_id="call_3", status="error")
+    feedback = model._feedback([asked, failed])
+    assert feedback is not None and not feedback.ok and feedback.error == "timeout"
+    ok = ToolMessage(content="{}", tool_call_id="call_3")
+    feedback = model._feedback([asked, ok])
+    assert feedback is not None and feedback.ok
+    other = ToolMessage(content="Error: boom. Please fix", tool_call_id="call_3", status="error")
+    feedback = model._feedback([asked, other])
+    assert feedback is not None and feedback.error == "error"
+    feedback = model._feedback([asked])  # no answer to the call: a failure
+    assert feedback is not None and not feedback.ok
+
+
+def test_a_world_tool_sends_the_models_arguments_under_the_tool_call_id() -> None:
+    """The arguments go as the model emitted them (no schema coercion, no framework
+    keyword), the tool call's id is the plan call's id; a failure is an error
+    ``ToolMessage`` whose content is the error word, a success the receipt as JSON."""
+    import asyncio  # noqa: PLC0415
+
+    sent: list[tuple[str, str, dict[str, Any]]] = []
+    answers = [
+        adapter.WorldAnswer(ok=False, error="timeout"),
+        adapter.WorldAnswer(ok=True, receipt={"charge_id": "ch_1"}),
+    ]
+
+    async def send(call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        sent.append((call_id, name, arguments))
+        return answers[len(sent) - 1]
+
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}}}
+    tool = adapter.WorldTool(name="charge_payment", description="d", args_schema=schema, send=send)
+    call = {"type": "tool_call", "id": "call_3", "name": "charge_payment"}
+    args = {"amount": "12.50", "config": 1}  # neither coerced nor taken for a keyword
+    failed = asyncio.run(tool.ainvoke({**call, "args": args}))
+    assert failed.status == "error" and failed.content == "timeout"
+    assert failed.tool_call_id == "call_3"
+    done = asyncio.run(tool.ainvoke({**call, "args": args}))
+    assert done.status == "success" and json.loads(done.content) == {"charge_id": "ch_1"}
+    assert sent == [("call_3", "charge_payment", args)] * 2
+
+
+# -- the model's decision: recorded, replayed, deterministic ---------------------------------
+
+
+def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
+    """The model repeats the timed-out charge with the same arguments (a deviation): the
+    trace records the decision, a replay reproduces it, and the same choices give the
+    same trace bytes."""
+    policy = AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)
+    session = Session(target(policy), SINGLE, stop_at_first=False)
+    timed_out = decided = False
+    while session.choices() and not session.done:
+        options = session.choices()
+        choice = options[0]
+        for option in options:
+            request = session.run.request_of(option.actor)
+            if (
+                not timed_out
+                and option.outcome is Outcome.TIMEOUT_BEFORE_COMMIT
+                and isinstance(request, Invoke)
+                and request.tool == "charge_payment"
+            ):
+                choice, timed_out = option, True
+            if (
+                not decided
+                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
+                and isinstance(request, ModelTurn)
+            ):
+                choice, decided = option, True
+        session.apply(choice)
+    execution = session.finish()
+    assert timed_out and decided
+    turn = next(s for s in execution.steps if s.request.get("kind") == "ModelTurn")
+    assert turn.deviation and turn.observed == {"decision": "same_arguments"}
+    assert len(charges(session)) == 1  # the same key: the repeat committed once
+    document = trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+    first = dumps_trace(document)
+    path = tmp_path / "trace.json"
+    path.write_text(first, "utf-8")
+    again = replay(load_trace(path), target(policy))
+    assert [s.to_json() for s in again.steps] == [s.to_json() for s in execution.steps]
+    second = dumps_trace(
+        trace_of(again, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+    )
+    assert first == second
+    assert '"decision": "same_arguments"' in first
+
+
+def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
+    policy = AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)
+    skip = ("retries_reuse_key",)
+    session = late_commit_on_first_charge(policy, stop_at_first=True, skip=skip)
+    execution = session.finish()
+    assert execution.failed("no_double_charge")
+    path = tmp_path / "trace.json"
+    path.write_text(
+        dumps_trace(
+            trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
+        ),
+        "utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "txcheck", "replay", str(path), "--policy", NAIVE,
+         "--skip-invariant", *skip, "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # the double charge again
+    assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
+
+
+# -- the search, with default settings -----------------------------------------------------
+
+
+def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``txcheck ARGV`` in this process (LangGraph is imported once): its exit code and
+    output, as a subprocess would give them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
+
+
+def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(
+        "explore", "--policy", policy, "--seed", seed, "--trace-out", str(out), "--json", *extra
+    )
+
+
+def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
+    """Seed 1, default settings: caught at one deviation, first on the hygiene rule the
+    model's fresh key breaks (``retries_reuse_key``) or on the double charge it leads to
+    (which one leads depends on the engine's ranking of counterexamples)."""
+    out = tmp_path / "naive.json"
+    caught = explore(NAIVE, "1", out)
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    found = json.loads(caught.stdout)["counterexample"]
+    assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
+    assert found["deviations"] == 1
+    trace = out.read_text("utf-8")
+    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_default_explore_finds_the_double_charge(seed: str, tmp_path: Path) -> None:
+    """Without the hygiene rule, default explore reaches the harm itself on every seed: a
+    lost response (or a late commit), then the model's fresh key charges again."""
+    out = tmp_path / "harm.json"
+    harm = explore(NAIVE, seed, out, "--skip-invariant", "retries_reuse_key")
+    assert harm.returncode == 1, harm.stderr[-2000:]
+    found = json.loads(harm.stdout)["counterexample"]
+    assert found["invariant"] == "no_double_charge"
+    assert {"no_double_charge", "no_double_effect"} <= {v["invariant"] for v in found["violations"]}
+    assert '"decision": "fresh_key"' in out.read_text("utf-8")
+
+
+def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
+    """Every schedule with at most one deviation, single order: the fixed agent holds
+    (no ``retry_budget`` or other failure), the usual one does not."""
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    def search(agent: type) -> Any:
+        tgt = Target(
+            policy=AsyncPolicy(agent),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            plans=(SINGLE,),
+            invariants=DEFAULT_INVARIANTS,
+            bounds=Bounds(max_faults=1, max_states=10**6),
+        )
+        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
+
+    fixed = search(langgraph_checkout.StableKeyLangGraphCheckoutAgent)
+    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
+    assert fixed.coverage["deviations"].get("late_commit", 0) > 0
+    found = search(langgraph_checkout.LangGraphCheckoutAgent).counterexample
+    assert found is not None and found.execution.failed("no_double_charge")
+
+
+# -- --agent MODULE:MAKE_AGENT --framework langgraph ----------------------------------------
+
+
+def make_agent_without_seam() -> Any:
+    """A factory that does not take the model and tools the adapter passes."""
+    return None
+
+
+def test_the_bare_graph_runs_from_the_command_line(tmp_path: Path) -> None:
+    """``--agent``: the adapter calls ``make_agent(model=..., tools=...)`` with the scripted
+    model and the world's tools; the bare graph (no validation, no journal) is caught, the
+    trace names the spec, and ``replay --policy SPEC`` reproduces it."""
+    spec = f"langgraph:{AGENT}"
+    out = tmp_path / "agent.json"
+    found = run_cli(
+        "explore", "--agent", AGENT, "--framework", "langgraph", "--seed", "1",
+        "--trace-out", str(out), "--json",
+    )  # fmt: skip
+    assert found.returncode == 1, found.stderr[-2000:]
+    assert json.loads(found.stdout)["counterexample"]["invariant"]
+    assert json.loads(out.read_text("utf-8"))["policy"] == spec
+    again = run_cli("replay", str(out), "--policy", spec)
+    assert again.returncode == 1, again.stderr[-2000:]
+    assert "Reproduced" in again.stdout
+    loaded = load_policy(spec, timeout=None)
+    assert loaded.spec == spec and loaded.policy.model_turns
+
+
+def test_a_factory_without_the_seam_is_a_one_line_error() -> None:
+    spec = "tests.test_agents_langgraph:make_agent_without_seam"
+    done = run_cli("explore", "--agent", spec, "--framework", "langgraph", "--seed", "1")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "model" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
+    """Seed 1 passed when measured: 1,613 s of CPU, 71,282 runs (seeds 2 and 3 not yet
+    run). Before the watchdog stopped charging the garbage collector's runs to user code
+    (tests/test_watchdog_clock.py) it ended with exit 2 on a loaded machine."""
+    passed = subprocess.run(
+        [sys.executable, "-m", "txcheck", "explore", "--policy", FIXED, "--seed", seed,
+         "--trace-out", str(tmp_path / "fixed.json"), "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=6000,
+    )  # fmt: skip
+    assert passed.returncode == 0, passed.stdout[-4000:]
