@@ -311,31 +311,21 @@ def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.Comple
     )
 
 
-def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
-    """Seed 1, default settings: caught at one deviation, first on the hygiene rule the
-    model's fresh key breaks (``retries_reuse_key``) or on the double charge it leads to
-    (which one leads depends on the engine's ranking of counterexamples)."""
-    out = tmp_path / "naive.json"
-    caught = explore(NAIVE, "1", out)
-    assert caught.returncode == 1, caught.stderr[-2000:]
-    found = json.loads(caught.stdout)["counterexample"]
-    assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
-    assert found["deviations"] == 1
-    trace = out.read_text("utf-8")
-    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
-
-
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_finds_the_double_charge(seed: str, tmp_path: Path) -> None:
-    """Without the hygiene rule, default explore reaches the harm itself on every seed: a
-    lost response (or a late commit), then the model's fresh key charges again."""
-    out = tmp_path / "harm.json"
-    harm = explore(NAIVE, seed, out, "--skip-invariant", "retries_reuse_key")
-    assert harm.returncode == 1, harm.stderr[-2000:]
-    found = json.loads(harm.stdout)["counterexample"]
-    assert found["invariant"] == "no_double_charge"
-    assert {"no_double_charge", "no_double_effect"} <= {v["invariant"] for v in found["violations"]}
-    assert '"decision": "fresh_key"' in out.read_text("utf-8")
+    """Default settings: a scenario seed shows the model's fresh key (``retries_reuse_key``,
+    hygiene) and the search one deviation deeper on its plan finds the double charge it
+    leads to (a lost response or a late commit, then the fresh key), which the
+    counterexample leads with, the model's decision in the trace."""
+    out = tmp_path / "naive.json"
+    caught = explore(NAIVE, seed, out)
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    found = json.loads(caught.stdout)["counterexample"]
+    assert found["invariant"] == "no_double_charge" and found["deviations"] == 1
+    fired = {v["invariant"] for v in found["violations"]}
+    assert {"no_double_effect", "retries_reuse_key"} <= fired
+    trace = out.read_text("utf-8")
+    assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
 
 
 def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:

@@ -348,13 +348,12 @@ def test_default_explore_catches_the_usual_agent(seed: str, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known finding (docs/agents.md): at three deviations the search finds a "
-    "double charge in the fixed agent (late commit, a lookup while the call is in flight, "
-    "the landing, the key's record expiring, the model's retry under the same key)",
-)
-@pytest.mark.parametrize("seed", ["1"])
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
+    """Default explore once found a three-deviation double charge here (docs/agents.md):
+    a late commit, a lookup answering "not committed" while the call was in flight, the
+    landing, the key's record expiring, the model's retry. The agent now asks the key's
+    record after a timeout and hands a key in flight to a person; this holds it to that
+    (not yet seen to pass: a run takes tens of minutes of CPU)."""
     passed = explore(FIXED, seed, ROOT, tmp_path / "fixed.json")
     assert passed.returncode == 0, passed.stdout[-4000:]

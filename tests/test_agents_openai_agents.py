@@ -288,26 +288,20 @@ def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.Comple
 
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_catches_the_usual_agents_double_charge(seed: str, tmp_path: Path) -> None:
-    """Default settings: the model's fresh key breaks ``retries_reuse_key`` (hygiene) and,
-    one deviation on, charges twice (a lost response or a late commit, then the fresh
-    key). The counterexample leads with the hygiene rule, or with the double charge where
-    explore follows a hygiene seed to its harm (seed 1 checks that lead; seeds 2 and 3 only
-    the harm, to keep this tier fast); without the hygiene rule the search reaches the
-    double charge itself, the model's decision in the trace."""
-    if seed == "1":
-        caught = explore(NAIVE, seed, tmp_path / "naive.json")
-        assert caught.returncode == 1, caught.stderr[-2000:]
-        found = json.loads(caught.stdout)["counterexample"]
-        assert found["invariant"] in {"retries_reuse_key", "no_double_charge"}
-        assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
-    out = tmp_path / "harm.json"
-    harm = explore(NAIVE, seed, out, "--skip-invariant", "retries_reuse_key")
-    assert harm.returncode == 1, harm.stderr[-2000:]
-    violations = json.loads(harm.stdout)["counterexample"]["violations"]
-    assert {"no_double_charge", "no_double_effect"} <= {v["invariant"] for v in violations}
+    """Default settings: a scenario seed shows the model's fresh key (``retries_reuse_key``,
+    hygiene) and the search one deviation deeper on its plan finds the double charge it
+    leads to (a lost response or a late commit, then the fresh key), which the
+    counterexample leads with, the model's decision in the trace."""
+    out = tmp_path / "naive.json"
+    caught = explore(NAIVE, seed, out)
+    assert caught.returncode == 1, caught.stderr[-2000:]
+    found = json.loads(caught.stdout)["counterexample"]
+    assert found["invariant"] == "no_double_charge" and found["deviations"] == 1
+    fired = {v["invariant"] for v in found["violations"]}
+    assert {"no_double_effect", "retries_reuse_key"} <= fired
     trace = out.read_text("utf-8")
     assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
-    assert "Exception ignored" not in harm.stderr
+    assert "Exception ignored" not in caught.stderr
 
 
 def test_a_bare_agent_runs_end_to_end_with_agent_and_framework(tmp_path: Path) -> None:
