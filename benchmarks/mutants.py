@@ -171,7 +171,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     cap = args.cap or (1.0 if args.quick else 60.0)
     experiments = (args.experiments or ("off" if args.quick else "on")) == "on"
     blind_spots = (args.blind_spots or ("off" if args.quick else "on")) == "on"
-    depth = json.loads(args.depth_json.read_text(encoding="utf-8")) if args.depth_json else []
     baseline_s = args.baseline_seconds or (1.5 if args.quick else 10.0)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(methods) - set(METHODS) - set(EXPERIMENTS))
@@ -192,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scenarios": mutants_baselines.scenario_suite(2 if args.quick else 5),
         "scoring": mutants_baselines.scoring(500 if args.quick else 3000, 2 if args.quick else 5),
     }
+    # read last: bench_depth.py may still be writing it when this run starts
+    depth = json.loads(args.depth_json.read_text(encoding="utf-8")) if args.depth_json else []
     defaults = cli_defaults()
     settings = {
         "seeds": seeds,
