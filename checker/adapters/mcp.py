@@ -27,7 +27,6 @@ txcheck identifier.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 try:
@@ -38,6 +37,7 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
         "txcheck.adapters.mcp needs the MCP SDK: pip install 'txcheck[mcp]'"
     ) from missing
 
+from txcheck.adapters.model import call_of
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.requests import ResultStatus, ToolResult
@@ -96,18 +96,3 @@ def as_mcp(result: ToolResult) -> types.CallToolResult:
         structured_content=receipt if ok else None,
         is_error=not ok,
     )
-
-
-def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, Any]) -> str:
-    """The id of the plan call an MCP call of ``tool`` with ``arguments`` belongs to."""
-    spec = contract.tool(tool)
-    key = spec.idempotency_key if spec is not None else None
-
-    def intent(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in values.items() if k != key}
-
-    same_tool = [c for c in plan.calls if c.name == tool]
-    for call in same_tool:
-        if intent(call.arguments or {}) == intent(arguments):
-            return call.id
-    return same_tool[0].id if same_tool else tool

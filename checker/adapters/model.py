@@ -27,7 +27,7 @@ from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.requests import ModelTurn
 
-__all__ = ["Feedback", "ScriptedModel", "ToolCall"]
+__all__ = ["Feedback", "ScriptedModel", "ToolCall", "call_of"]
 
 
 @attrs.frozen(kw_only=True)
@@ -115,3 +115,20 @@ class ScriptedModel:
             arguments[key],
         )
         return {**arguments, key: f"{original}-retry{failed.attempt + 1}"}
+
+
+def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, Any]) -> str:
+    """The id of the plan call a framework's call of ``tool`` with ``arguments`` belongs to
+    (it carries no txcheck identifier): the plan's call of that tool whose arguments match
+    but for the idempotency key, else the first call of that tool, else the tool's name."""
+    spec = contract.tool(tool)
+    key = spec.idempotency_key if spec is not None else None
+
+    def intent(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if k != key}
+
+    same_tool = [c for c in plan.calls if c.name == tool]
+    for call in same_tool:
+        if intent(call.arguments or {}) == intent(arguments):
+            return call.id
+    return same_tool[0].id if same_tool else tool
