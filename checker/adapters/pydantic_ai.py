@@ -10,8 +10,9 @@ in pyproject.toml, ``TESTED_VERSION``).
   request's ``ToolReturnPart`` for that id is ``Feedback(ok=True)`` when its ``outcome`` is
   ``success``; any other outcome (``retried``: the tool raised ``ModelRetry``, which this
   version reports as a return part rather than a ``RetryPromptPart``) is a failure whose
-  ``error`` is the ``status`` of the JSON body the tool raised with (else ``error``). After a failure the model's next turn is the
-  search's choice (fresh key, same arguments, stop), as for every framework.
+  ``error`` is the ``status`` of the JSON body the tool raised with (else ``error``). After
+  a failure the model's next turn is the search's choice (fresh key, same arguments,
+  stop), as for every framework.
 - **The tools.** ``contract_tools(contract, send)`` are async ``Tool``\\ s, one per contract
   tool (name, description, JSON schema), each calling ``send(run_context, name,
   arguments)``; a committed call returns the body ``{"status", "code", "message",
@@ -35,9 +36,9 @@ What the simulated loop cannot control is switched off or refused:
   ``SimLoop``. The adapter's model and tools are async, and the run is under pydantic-ai's
   ``disable_threads()`` (the switch its Temporal integration uses), so any sync callback
   of the user's agent runs inline on the loop instead.
-- Instrumentation (OpenTelemetry/logfire: ``Agent(instrument=...)``,
-  ``Agent.instrument_all()``) may start exporter threads: an instrumented agent is refused
-  with a message naming the setting. It is off by default.
+- Instrumentation (OpenTelemetry/logfire: ``agent.instrument``, ``Agent.instrument_all()``,
+  ``capabilities=[Instrumentation(...)]``) may start exporter threads: an instrumented
+  agent is refused with a message naming the setting. It is off by default.
 - Streaming (``run_stream``) is not used: the adapter calls ``agent.run``, and the scripted
   model has no stream function.
 """
@@ -53,6 +54,8 @@ from typing import Any
 try:
     from pydantic_ai import Agent, ModelRetry, RunContext, Tool
     from pydantic_ai._utils import disable_threads
+    from pydantic_ai.capabilities._ordering import has_capability_type
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
     from pydantic_ai.messages import (
         ModelMessage,
         ModelRequest,
@@ -164,9 +167,7 @@ def body_of(result: ToolResult) -> dict[str, Any]:
     }
 
 
-def contract_tools(
-    contract: Contract, send: Send, *, max_retries: int = 100
-) -> list[Tool[Any]]:
+def contract_tools(contract: Contract, send: Send, *, max_retries: int = 100) -> list[Tool[Any]]:
     """One async pydantic-ai tool per contract tool, each sending through ``send``: a
     committed call returns its body, any other raises ``ModelRetry`` with it.
     ``max_retries`` (per tool, over a run) must exceed the model's own retry budget."""
@@ -222,14 +223,12 @@ def refuse_uncontrolled(agent: Agent[Any, Any]) -> None:
         raise PolicyError(
             f"a pydantic-ai agent must be a pydantic_ai.Agent (got {type(agent).__name__})"
         )
-    instrument = agent.instrument
-    if instrument is None:
-        instrument = Agent._instrument_default  # noqa: SLF001 (what instrument_all() sets)
-    if instrument:
+    instrumented = agent._resolve_instrumentation_settings() is not None
+    if instrumented or has_capability_type([agent._root_capability], Instrumentation):
         raise PolicyError(
-            f"pydantic-ai agent {agent.name or ''!s} is instrumented (instrument=... or "
-            "Agent.instrument_all()): its exporters may start threads the simulated loop "
-            "cannot see; check it with instrument=False"
+            f"pydantic-ai agent {agent.name or ''!r} is instrumented (agent.instrument, "
+            "Agent.instrument_all() or capabilities=[Instrumentation(...)]): its exporters may "
+            "start threads the simulated loop cannot see; check it uninstrumented"
         )
 
 
@@ -280,4 +279,3 @@ def agent_policy(make: Callable[[], Any]) -> AgentEntry:
     """The entry ``txcheck explore --agent MODULE:MAKE --framework pydantic-ai`` runs:
     ``make()`` is called once, with no argument, and must return a ``pydantic_ai.Agent``."""
     return AgentEntry(make())
-

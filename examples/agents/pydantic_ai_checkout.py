@@ -45,7 +45,9 @@ def make_agent() -> Agent[ToolDesk, str]:
     """The checkout agent: the bundled contract's tools, each sending through the run's
     ``ToolDesk``; no model (``override`` or ``run(model=...)`` gives one)."""
 
-    async def via_desk(run: RunContext[ToolDesk], name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def via_desk(
+        run: RunContext[ToolDesk], name: str, arguments: dict[str, Any]
+    ) -> ToolResult:
         reply = await run.deps.call(call_id_of(run.tool_call_id or name), name, arguments)
         if reply.ok:
             return ToolResult(status=ResultStatus.OK, receipt=dict(reply.receipt))
@@ -80,4 +82,3 @@ class StableKeyPydanticAiCheckoutAgent(StableKey, PydanticAiCheckoutAgent):
 def _status(error: str) -> str:
     known = {s.value for s in ResultStatus}
     return error if error in known else ResultStatus.ERROR.value
-
