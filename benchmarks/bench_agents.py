@@ -1,4 +1,4 @@
-"""CPU per run of an MCP agent against the plain asyncio guarded orchestrator, same plan.
+"""CPU per run of the framework agents against the plain asyncio guarded orchestrator, same plan.
 
     python benchmarks/bench_agents.py [--rounds N] [--runs R]
 
@@ -12,7 +12,10 @@ schedule (every call answered ok; relay and consumer included), through the kern
   through ``mcp.Client`` and the SDK's in-memory transport (memory streams, JSON-RPC
   session) to ``txcheck.adapters.mcp``'s server, driven by the scripted model;
 - ``mcp-direct``: the same agent with ``mode="auto"`` (the SDK's direct in-process
-  dispatcher: no streams, no JSON-RPC framing).
+  dispatcher: no streams, no JSON-RPC framing);
+- ``pydantic-ai``: ``examples.agents.pydantic_ai_checkout.StableKeyPydanticAiCheckoutAgent``,
+  pydantic-ai's own agent loop (``Agent.run``) with ``txcheck.adapters.pydantic_ai``'s
+  scripted ``FunctionModel`` and its tools sending through the agent's desk.
 
 Each round times ``R`` runs (default 20) of every variant, in an order that rotates per
 round, in CPU time (``time.process_time``); the medians per run and the ratios against
@@ -39,6 +42,7 @@ from txcheck.sim import AsyncPolicy
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent
+from examples.agents.pydantic_ai_checkout import StableKeyPydanticAiCheckoutAgent
 from examples.async_orchestrators.guarded import InFlightAware
 
 
@@ -56,6 +60,7 @@ def variants() -> dict[str, Target]:
         "guarded": InFlightAware,
         "mcp-legacy": StableKeyMcpCheckoutAgent,
         "mcp-direct": DirectMcpAgent,
+        "pydantic-ai": StableKeyPydanticAiCheckoutAgent,
     }
     return {
         name: Target(
