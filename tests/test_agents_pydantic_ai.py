@@ -240,6 +240,17 @@ def test_an_instrumented_or_foreign_agent_is_refused_naming_the_setting() -> Non
     finally:
         Agent.instrument_all(False)
     assert adapter.agent_policy(lambda: Agent(name="plain")).model_turns
+
+
+def test_an_agent_whose_output_is_not_text_is_refused_naming_the_setting() -> None:
+    """The scripted model ends a run with text; a structured ``output_type`` would make
+    pydantic-ai ask again, which must not be taken for a failed tool call."""
+    entry = adapter.agent_policy(lambda: Agent(name="typed", output_type=int))
+    execution = Session(target(AsyncPolicy(entry)), SINGLE).finish()
+    assert execution.error is not None and "output_type does not accept text" in str(
+        execution.error
+    )
+    assert not [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
     with pytest.raises(PolicyError, match=r"must be a pydantic_ai\.Agent"):
         adapter.agent_policy(lambda: "not an agent")
 

@@ -6,7 +6,8 @@ in pyproject.toml, ``TESTED_VERSION``).
 - **The model.** ``scripted_model(model)`` is a ``FunctionModel`` whose *async* function
   plays a ``txcheck.adapters.model.ScriptedModel``: each response is one ``ToolCallPart``
   (the plan call's tool and arguments, ``tool_call_id`` the plan call's id, ``-try<n>`` for
-  a retry), or a final ``TextPart`` when the plan is done or the model stopped. The next
+  a retry), or a final ``TextPart`` when the plan is done or the model stopped (an agent
+  whose ``output_type`` does not accept text is refused then, naming the setting). The next
   request's ``ToolReturnPart`` for that id is ``Feedback(ok=True)`` when its ``outcome`` is
   ``success``; any other outcome (``retried``: the tool raised ``ModelRetry``, which this
   version reports as a return part rather than a ``RetryPromptPart``) is a failure whose
@@ -121,6 +122,11 @@ def scripted_model(model: ScriptedModel) -> FunctionModel:
         feedback = _feedback(pending[-1], messages) if pending else None
         call = await model.turn(feedback)
         if call is None:
+            if not info.allow_text_output:  # nothing the plan says could fill the output
+                raise PolicyError(
+                    "the pydantic-ai agent's output_type does not accept text: the scripted "
+                    "model ends a run with a text answer (use output_type=str)"
+                )
             return ModelResponse(parts=[TextPart("stopped" if model.stopped else "done")])
         pending.append(call)
         part = ToolCallPart(call.name, dict(call.arguments), tool_call_id(call))
