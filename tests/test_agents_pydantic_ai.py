@@ -366,6 +366,30 @@ def test_a_bare_agent_factory_is_explored_end_to_end(tmp_path: Path) -> None:
     assert "reproduced" in again.stdout.lower()
 
 
+def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
+    """Every schedule with at most one deviation, single order: the fixed agent holds,
+    and the usual one is caught."""
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    def search(agent: type) -> Any:
+        tgt = Target(
+            policy=AsyncPolicy(agent),
+            contract=CONTRACT,
+            fixture=FIXTURE,
+            plans=(SINGLE,),
+            invariants=DEFAULT_INVARIANTS,
+            bounds=Bounds(max_faults=1, max_states=10**6),
+        )
+        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
+
+    fixed = search(example.StableKeyPydanticAiCheckoutAgent)
+    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
+    taken = fixed.coverage["deviations"]
+    assert taken.get("late_commit", 0) > 0 and "model_stops" not in taken
+    assert search(example.PydanticAiCheckoutAgent).counterexample is not None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
