@@ -138,6 +138,45 @@ def test_the_default_schedule_completes_with_pydantic_ai() -> None:
         assert phases(session)[-1] == "RECONCILED"
 
 
+def test_one_agent_serves_two_interleaved_runs() -> None:
+    """``--agent`` makes one ``Agent``; two submissions run it at once, step by step in
+    turn, each on its own simulated loop. ``Agent.override`` is per task (context
+    variables): each run's calls reach its own orchestrator's tools."""
+    _, double = representative_plans(CONTRACT, FIXTURE)
+    entry = adapter.agent_policy(example.make_agent)
+    tgt = Target(
+        policy=AsyncPolicy(entry),
+        contract=CONTRACT,
+        fixture=FIXTURE,
+        plans=(double,),
+        invariants=DEFAULT_INVARIANTS,
+        bounds=Bounds(max_faults=2, max_states=10**6),
+    )
+    session = Session(tgt, double, stop_at_first=False)
+    turn = 0
+    while session.choices() and not session.done:
+        options = session.choices()
+        ours = [
+            o
+            for o in options
+            if o.actor.startswith("orchestrator") and o.outcome is Outcome.OK
+            if o.action in (Action.STEP, Action.COMPLETE)
+        ]
+        session.apply(ours[turn % len(ours)] if ours else options[0])
+        turn += 1
+    execution = session.finish()
+    assert execution.error is None, execution.error
+    done = [
+        (s.choice.actor, s.request["tool"])
+        for s in execution.steps
+        if s.request.get("kind") == "Invoke" and s.choice.action is Action.COMPLETE
+    ]
+    first = [tool for actor, tool in done if actor == "orchestrator-1"]
+    assert first == [c.name for c in double[0].calls]
+    assert [tool for actor, tool in done if actor == "orchestrator-2"]  # interleaved
+    assert done[: len(first)] != [("orchestrator-1", t) for t in first]
+
+
 def test_pydantic_ais_retry_limit_does_not_end_the_run_before_the_model() -> None:
     """Every charge attempt fails (a transient error): the model tries ``max_attempts``
     times and stops on its own, the agent hands over. With pydantic-ai's default budget of
