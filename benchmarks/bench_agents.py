@@ -19,6 +19,9 @@ schedule (every call answered ok; relay and consumer included), through the kern
 - ``langgraph``: ``examples.agents.langgraph_checkout.StableKeyLangGraphCheckoutAgent``,
   LangGraph's tool-calling graph (``StateGraph``, ``ToolNode``, ``tools_condition``) on
   ``txcheck.adapters.langgraph``'s scripted chat model and tools.
+- ``pydantic-ai``: ``examples.agents.pydantic_ai_checkout.StableKeyPydanticAiCheckoutAgent``,
+  pydantic-ai's own agent loop (``Agent.run``) with ``txcheck.adapters.pydantic_ai``'s
+  scripted ``FunctionModel`` and its tools sending through the agent's desk.
 
 Each round times ``R`` runs (default 20) of every variant, in an order that rotates per
 round, in CPU time (``time.process_time``); the medians per run and the ratios against
@@ -47,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from examples.agents.langgraph_checkout import StableKeyLangGraphCheckoutAgent
 from examples.agents.mcp_checkout import StableKeyMcpCheckoutAgent
 from examples.agents.openai_agents_checkout import StableKeyOpenAIAgentsCheckoutAgent
+from examples.agents.pydantic_ai_checkout import StableKeyPydanticAiCheckoutAgent
 from examples.async_orchestrators.guarded import InFlightAware
 
 
@@ -66,6 +70,7 @@ def variants() -> dict[str, Target]:
         "mcp-direct": DirectMcpAgent,
         "openai-agents": StableKeyOpenAIAgentsCheckoutAgent,
         "langgraph": StableKeyLangGraphCheckoutAgent,
+        "pydantic-ai": StableKeyPydanticAiCheckoutAgent,
     }
     return {
         name: Target(

@@ -118,7 +118,9 @@ class ScriptedModel:
 
 
 def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, Any]) -> str:
-    """The id of the plan call a framework's call of ``tool`` with ``arguments`` belongs to."""
+    """The id of the plan call a framework's call of ``tool`` with ``arguments`` belongs to
+    (it carries no txcheck identifier): the plan's call of that tool whose arguments match
+    but for the idempotency key, else the first call of that tool, else the tool's name."""
     spec = contract.tool(tool)
     key = spec.idempotency_key if spec is not None else None
 
