@@ -109,8 +109,9 @@ _COLLECTIONS = _Collections()
 
 
 _RESAMPLE = 0.25
-"""Seconds a thread's wait for a CPU, as last read, serves as the start of user code: the
-kernel's figure costs a file read (tens of microseconds), a policy's step can cost less."""
+"""Seconds a thread's wait for a CPU, as last read, serves as its wait when user code
+starts: the kernel's figure costs a file read (tens of microseconds), a policy's step can
+cost less."""
 
 _SAMPLES: dict[int, tuple[float, float]] = {}
 """Per thread (native id): when its wait for a CPU was last read, and what it was."""
@@ -119,9 +120,10 @@ _SAMPLES: dict[int, tuple[float, float]] = {}
 class UserClock(NamedTuple):
     """When user code started, on three clocks: ``charged()`` is the time it has had since
     (wall-clock time, less its thread's wait for a CPU and the garbage collector's runs).
-    The start is the thread's last reading, at most ``_RESAMPLE`` seconds before: the
-    time charged can be that much more than the code had, never less. (A named tuple,
-    not an attrs class: one is made at every step of user code, and this is 5x cheaper.)"""
+    The wait at the start is the thread's last reading, at most ``_RESAMPLE`` seconds old:
+    a wait in that interval is taken off too, so the time charged can fall short of what
+    the code had by that much, never exceed it (a limit is never reached early). (A named
+    tuple, not an attrs class: one is made at every step of user code; 5x cheaper.)"""
 
     thread: int
     wall: float
@@ -135,7 +137,7 @@ class UserClock(NamedTuple):
         sample = _SAMPLES.get(thread)
         if sample is None or now - sample[0] > _RESAMPLE:
             sample = _SAMPLES[thread] = (now, _waited(thread))
-        return cls(thread, sample[0], sample[1], _COLLECTIONS.seconds())
+        return cls(thread, now, sample[1], _COLLECTIONS.seconds())
 
     def charged(self) -> float:
         wall = monotonic() - self.wall
