@@ -29,10 +29,10 @@ from typing import Any
 from pydantic_ai import Agent, RunContext
 
 from examples.agents.checkout import CheckoutAgent, StableKey, ToolDesk
+from txcheck import default_contract
 from txcheck.adapters.model import ScriptedModel
 from txcheck.adapters.pydantic_ai import call_id_of, contract_tools, run_agent
-from txcheck.models.plan.contract_loader import default_contract
-from txcheck.models.sim.requests import ResultStatus, ToolResult
+from txcheck.policy import ResultStatus, ToolResult
 
 __all__ = ["PydanticAiCheckoutAgent", "StableKeyPydanticAiCheckoutAgent", "make_agent"]
 
