@@ -37,7 +37,7 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
         "txcheck.adapters.mcp needs the MCP SDK: pip install 'txcheck[mcp]'"
     ) from missing
 
-from txcheck.adapters.model import call_of
+from txcheck.adapters.model import call_of, result_body
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.requests import ResultStatus, ToolResult
@@ -83,16 +83,10 @@ def server(ctx: Any, ports: Any, *, name: str = "txcheck") -> Server[Any]:
 
 def as_mcp(result: ToolResult) -> types.CallToolResult:
     """A world's ``ToolResult`` as an MCP tool result (see the module's docstring)."""
-    receipt = None if result.receipt is None else dict(result.receipt)
-    body = {
-        "status": result.status.value,
-        "code": result.code,
-        "message": result.message,
-        "receipt": receipt,
-    }
+    body = result_body(result)
     ok = result.status is ResultStatus.OK
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(body, sort_keys=True))],
-        structured_content=receipt if ok else None,
+        structured_content=body["receipt"] if ok else None,
         is_error=not ok,
     )

@@ -25,9 +25,9 @@ import attrs
 
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.proposal import Plan
-from txcheck.models.sim.requests import ModelTurn
+from txcheck.models.sim.requests import ModelTurn, ToolResult
 
-__all__ = ["Feedback", "ScriptedModel", "ToolCall", "call_of"]
+__all__ = ["Feedback", "ScriptedModel", "ToolCall", "call_of", "result_body"]
 
 
 @attrs.frozen(kw_only=True)
@@ -132,3 +132,14 @@ def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, A
         if intent(call.arguments or {}) == intent(arguments):
             return call.id
     return same_tool[0].id if same_tool else tool
+
+
+def result_body(result: ToolResult) -> dict[str, Any]:
+    """A world's ``ToolResult`` as the JSON object every adapter's tool answers with:
+    ``{"status", "code", "message", "receipt"}`` (the receipt of a committed call)."""
+    return {
+        "status": result.status.value,
+        "code": result.code,
+        "message": result.message,
+        "receipt": None if result.receipt is None else dict(result.receipt),
+    }

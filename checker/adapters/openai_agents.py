@@ -52,7 +52,7 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
         "pip install 'txcheck[openai-agents]'"
     ) from missing
 
-from txcheck.adapters.model import Feedback, ScriptedModel, ToolCall, call_of
+from txcheck.adapters.model import Feedback, ScriptedModel, ToolCall, call_of, result_body
 from txcheck.models.errors import PolicyError
 from txcheck.models.plan.contract import Contract
 from txcheck.models.plan.proposal import Plan
@@ -111,14 +111,7 @@ def wire_id(call: ToolCall) -> str:
 def tool_output(result: ToolResult) -> str:
     """A world's ``ToolResult`` as a tool's output text: a JSON object
     ``{"status", "code", "message", "receipt"}``, as the MCP adapter's."""
-    receipt = None if result.receipt is None else dict(result.receipt)
-    body = {
-        "status": result.status.value,
-        "code": result.code,
-        "message": result.message,
-        "receipt": receipt,
-    }
-    return json.dumps(body, sort_keys=True)
+    return json.dumps(result_body(result), sort_keys=True)
 
 
 def feedback_of(call: ToolCall, output: Any) -> Feedback:

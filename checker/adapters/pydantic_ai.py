@@ -72,7 +72,7 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
         "txcheck.adapters.pydantic_ai needs pydantic-ai: pip install 'txcheck[pydantic-ai]'"
     ) from missing
 
-from txcheck.adapters.model import Feedback, ScriptedModel, ToolCall, call_of
+from txcheck.adapters.model import Feedback, ScriptedModel, ToolCall, call_of, result_body
 from txcheck.models.errors import PolicyError
 from txcheck.models.plan.contract import Contract
 from txcheck.models.sim.requests import ResultStatus, ToolResult
@@ -163,16 +163,6 @@ def _error_of(content: Any) -> str:
     return "rejected"  # a list of validation errors: the arguments did not fit the schema
 
 
-def body_of(result: ToolResult) -> dict[str, Any]:
-    """A world's ``ToolResult`` as the JSON object a tool returns or retries with."""
-    return {
-        "status": result.status.value,
-        "code": result.code,
-        "message": result.message,
-        "receipt": None if result.receipt is None else dict(result.receipt),
-    }
-
-
 def contract_tools(contract: Contract, send: Send, *, max_retries: int = 100) -> list[Tool[Any]]:
     """One async pydantic-ai tool per contract tool, each sending through ``send``: a
     committed call returns its body, any other raises ``ModelRetry`` with it.
@@ -195,7 +185,7 @@ def contract_tools(contract: Contract, send: Send, *, max_retries: int = 100) ->
 def _tool_function(name: str, send: Send) -> Callable[..., Awaitable[dict[str, Any]]]:
     async def call(ctx: RunContext[Any], **arguments: Any) -> dict[str, Any]:
         result = await send(ctx, name, arguments)
-        body = body_of(result)
+        body = result_body(result)
         if result.status is not ResultStatus.OK:
             raise ModelRetry(json.dumps(body, sort_keys=True))
         return body
