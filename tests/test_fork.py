@@ -25,9 +25,10 @@ from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import Guarded, builtin_policy
 from txcheck.models.sim.policies.base import ActorGen, OrchestratorContext, Policy
 from txcheck.models.sim.requests import Request, Sleep, ToolResult
-from txcheck.models.sim.runner import Run
+from txcheck.models.sim.runner import Run, Unforkable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS
 
 CONTRACT = default_contract()
@@ -166,9 +167,44 @@ class MarksResponses(Guarded):
 
 
 def test_a_policy_that_changes_its_responses_is_not_forked() -> None:
+    """The fork stands; moving it builds the actors anew, and they go another way."""
     run = target(MarksResponses()).run(DOUBLE)
     walk(run, 20)
-    assert run.fork() is None
+    twin = run.fork()
+    assert twin is not None
+    with pytest.raises(Unforkable):
+        twin.build_forked()
+
+
+class CountsStarts(Guarded):
+    """Guarded, counting the generators it builds."""
+
+    name = "counts-starts"
+
+    def __init__(self) -> None:
+        self.started = 0
+
+    def orchestrate(self, ctx: OrchestratorContext) -> ActorGen:
+        self.started += 1
+        return super().orchestrate(ctx)
+
+
+def test_a_fork_builds_an_actor_only_when_it_first_moves() -> None:
+    """Forking runs none of the policy's code; the first step of an actor builds that
+    actor's generator (fed what the original got), not the others'."""
+    policy = CountsStarts()
+    run = target(policy).run(DOUBLE)
+    walk(run, 6)
+    started = policy.started
+    twin = run.fork()
+    assert twin is not None and policy.started == started
+    while (mover := twin.choices()[0]).actor not in twin.instances:
+        twin.apply(mover, deviation=False, kind=None)  # the clock, the relay, a service
+    while policy.started == started:  # a call completes, then its caller hears of it
+        twin.apply(twin.choices()[0], deviation=False, kind=None)
+    assert policy.started == started + 1
+    twin.build_forked()
+    assert policy.started == started + len(run.instances)
 
 
 def same_search(policy: Policy, plans: tuple[Any, ...], k: int) -> EngineReport:
@@ -206,8 +242,13 @@ def test_forking_changes_no_report_and_replays_far_less() -> None:
     assert replayed_steps(forked) * 3 < replayed_steps(again)
 
 
-def test_a_policy_that_cannot_be_forked_is_searched_by_replay_and_the_report_says_so() -> None:
-    forked = same_search(MarksResponses(), DOUBLE, 1)
+@pytest.mark.parametrize("k", [1, 2])
+def test_a_policy_that_cannot_be_forked_is_searched_by_replay_and_the_report_says_so(
+    k: int,
+) -> None:
+    """Found out only when a forked branch first moves the actor, a few states in: the
+    branch is replayed, and the states it had recorded are not taken as covered."""
+    forked = same_search(MarksResponses(), DOUBLE, k)
     assert any("asked for something else" in note for note in forked.notes)
 
 

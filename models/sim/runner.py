@@ -43,6 +43,7 @@ __all__ = [
     "Run",
     "RunView",
     "Step",
+    "Unforkable",
     "close_generator",
 ]
 
@@ -565,9 +566,11 @@ class Run:
         replayed from the start, but without running the world again: the world and the
         history are copied, and each actor's generator is built anew and fed the
         responses it got (its local state is a function of them, as ``fingerprint``
-        assumes). None when a generator, fed again, does not ask for what it asked
-        before, or raises: the policy is not a function of its inputs, and only a replay
-        recreates the run (``tests/test_fork.py`` holds every attribute to a rule)."""
+        assumes), when the copy first moves that actor. None when an actor cannot be
+        built again; ``Unforkable`` from the step that first moves an actor whose new
+        generator, fed again, does not ask for what it asked before, or raises: the
+        policy is not a function of its inputs, and only a replay recreates the run
+        (``tests/test_fork.py`` holds every attribute to a rule)."""
         if not self.world.forkable:
             return None
         twin = Run.__new__(Run)
@@ -582,10 +585,21 @@ class Run:
         twin._actors = {}
         for name, actor in self._actors.items():
             copied = attrs.evolve(actor, asked=list(actor.asked), inputs=list(actor.inputs))
-            if actor.gen is not None and not _rebuild(copied):
-                return None
+            if actor.gen is not None:
+                if actor.make is None or len(actor.asked) != len(actor.inputs) + 1:
+                    return None
+                copied.gen = cast("ActorGen", _Refed(actor.make, actor.asked, actor.inputs))
             twin._actors[name] = copied
         return twin
+
+    def build_forked(self) -> None:
+        """Build every actor a fork left to build when first moved (``Unforkable`` when
+        one goes another way): for a forked run kept past its branch, to run on or report
+        whatever it meets."""
+        for actor in self._actors.values():
+            gen: object = actor.gen
+            if isinstance(gen, _Refed):
+                gen.built()
 
     def positions(self) -> tuple[bytes, ...]:
         """Each actor's input digest (``track_positions``), to resume tracking elsewhere."""
@@ -647,29 +661,77 @@ def _fresh(response: Any) -> Any:
     return fork_value(response)
 
 
-def _rebuild(actor: _Actor) -> bool:
-    """Give ``actor`` a new generator fed the same responses as its own; False when the
-    new one asks for anything else on the way (or raises)."""
-    if actor.make is None or len(actor.asked) != len(actor.inputs) + 1:
-        return False
+class Unforkable(ControlFlow):
+    """A forked run's actor, built anew and fed the responses its original got, asked for
+    something else on the way (or raised): the policy is not a function of its inputs, and
+    only a replay from the start recreates the run (the search that forked catches it)."""
+
+
+class _Refed:
+    """A forked run's stand-in for an actor's generator: the new generator is built and fed
+    the responses the original had got (``_rebuild``) when the run first moves, closes or
+    throws into it, so a branch that ends before an actor moves (a state already covered, a
+    violation) never pays for replaying that actor's code. Raises ``Unforkable`` then when
+    the new generator goes another way."""
+
+    __slots__ = ("_asked", "_gen", "_inputs", "_make")
+
+    def __init__(
+        self, make: Callable[[], ActorGen], asked: Sequence[Request], inputs: Sequence[Any]
+    ) -> None:
+        self._make: Callable[[], ActorGen] | None = make
+        self._asked = tuple(asked)
+        # copied now: the original generator may still change what it was given
+        self._inputs = tuple(_fresh(response) for response in inputs)
+        self._gen: ActorGen | None = None
+
+    def built(self) -> ActorGen:
+        """The new generator, built and fed now if it was not yet."""
+        if self._gen is None:
+            assert self._make is not None
+            gen = _rebuild(self._make, self._asked, self._inputs)
+            self._make, self._asked, self._inputs = None, (), ()
+            if gen is None:
+                raise Unforkable
+            self._gen = gen
+        return self._gen
+
+    def __next__(self) -> Request:
+        return next(self.built())
+
+    def send(self, value: Any) -> Request:
+        return self.built().send(value)
+
+    def throw(self, error: BaseException) -> Request:
+        return self.built().throw(error)
+
+    def close(self) -> None:
+        self.built().close()
+
+
+def _rebuild(
+    make: Callable[[], ActorGen], asked: Sequence[Request], inputs: Sequence[Any]
+) -> ActorGen | None:
+    """A new generator from ``make`` fed ``inputs``, standing where the one that asked
+    ``asked`` stood; None when the new one asks for anything else on the way (or
+    raises)."""
     gen: Any = None
     try:
-        gen = actor.make()
-        if next(gen) != actor.asked[0]:
+        gen = make()
+        if next(gen) != asked[0]:
             _discard(gen)
-            return False
-        for response, asked in zip(actor.inputs, actor.asked[1:], strict=True):
-            if gen.send(_fresh(response)) != asked:
+            return None
+        for response, request in zip(inputs, asked[1:], strict=True):
+            if gen.send(response) != request:
                 _discard(gen)
-                return False
+                return None
     except ControlFlow:
         raise
     except BaseException:  # a policy that differs on the way: replay instead
         if inspect.isgenerator(gen):
             _discard(gen)  # the replay reports what it does
-        return False
-    actor.gen = gen
-    return True
+        return None
+    return cast("ActorGen", gen)
 
 
 class _Discarded(BaseException):

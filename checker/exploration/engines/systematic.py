@@ -59,7 +59,7 @@ from txcheck.exploration.plansets.representative import PlanSet, search_plans
 from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.choices import Action, Choice, FaultKind, Part, fault_kind, footprint
 from txcheck.models.sim.digest import digest
-from txcheck.models.sim.runner import Run
+from txcheck.models.sim.runner import Run, Unforkable
 
 __all__ = ["SystematicEngine", "plan_sets_of", "systematic_report"]
 
@@ -123,6 +123,14 @@ class _Found:
         if not self.session.failures and self.session.error is None:
             self.session.finish()
         return self.session.execution()
+
+
+class _Unforked(Unforkable):
+    """``Unforkable`` from a branch that had recorded ``states`` as visited on its way."""
+
+    def __init__(self, states: frozenset[bytes]) -> None:
+        super().__init__()
+        self.states = states
 
 
 class _Stop(Exception):
@@ -331,27 +339,29 @@ class _PlanSearch:
         return session
 
     def _branch(self, node: _Node, deviations: int, bound: int | None) -> _Found | None:
-        session = self._prefix(node)
-        tally = self.stats.tally
-        tally.runs += 1
-        children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
-        if self.prune and node.alt is not None:
-            session.run.track(node.positions)
         if self.directed_from is not None:
             self._touched = _deviated(node)
             self._salt = "\0".join(sorted(self._touched)).encode()
-        found = None
+        children: list[tuple[int, Choice, tuple[bytes, ...], int]] = []
+        session = self._prefix(node)
+        try:
+            kind = self._deviate(node, session)
+            found = self._settle(session, deviations, bound, children, frozenset())
+        except Unforkable as unforked:  # an actor fed again went another way: replay alone
+            self.fork, self._cursor = False, None
+            self.stats.prefixes.unforkable = True
+            children.clear()
+            session = self._replay(node)
+            kind = self._deviate(node, session)
+            visited = unforked.states if isinstance(unforked, _Unforked) else frozenset()
+            found = self._settle(session, deviations, bound, children, visited)
+        tally = self.stats.tally
+        tally.runs += 1
         self.runs += 1
-        if node.alt is not None:
-            kind = fault_kind(node.alt, session.run.choices()) or FaultKind.INTERLEAVE
+        if kind is not None:
             tally.deviation(kind)
             if kind.is_fault:
                 self.faults[str(kind)] += 1
-            session.apply(node.alt, check=False)
-        if session.error is not None:
-            found = self._found(session, deviations)
-        else:
-            found = self._follow(session, deviations, bound, children)
         tally.session(session)
         self.writes += len(session.run.world.operations)
         self.safety_checks += session.safety_checks
@@ -370,20 +380,54 @@ class _PlanSearch:
                 queue.append(_Node(path, cut, alt, positions))
         return found
 
+    def _deviate(self, node: _Node, session: Session) -> FaultKind | None:
+        """Take the branch's deviation (none for a root); its kind."""
+        if self.prune and node.alt is not None:
+            session.run.track(node.positions)
+        if node.alt is None:
+            return None
+        kind = fault_kind(node.alt, session.run.choices()) or FaultKind.INTERLEAVE
+        session.apply(node.alt, check=False)
+        return kind
+
+    def _settle(
+        self,
+        session: Session,
+        deviations: int,
+        bound: int | None,
+        children: list[tuple[int, Choice, tuple[bytes, ...], int]],
+        revisit: frozenset[bytes],
+    ) -> _Found | None:
+        """What the branch comes to after its deviation: the policy's error, or where
+        following the default schedule leads; ``_Unforked`` (with the states it recorded
+        as visited) when a forked actor goes another way than its original."""
+        if session.error is not None:
+            return self._found(session, deviations)
+        chain: set[bytes] = set()  # states of this default continuation
+        try:
+            return self._follow(session, deviations, bound, children, chain, revisit=revisit)
+        except Unforkable:
+            raise _Unforked(frozenset(chain)) from None
+
     def _follow(
         self,
         session: Session,
         deviations: int,
         bound: int | None,
         children: list[tuple[int, Choice, tuple[bytes, ...], int]],
+        chain: set[bytes],
+        *,
+        revisit: frozenset[bytes],
     ) -> _Found | None:
         """Follow the default schedule from here, checking every state, until a
-        violation, quiescence, a state already covered or the bound."""
+        violation, quiescence, a state already covered or the bound. ``chain`` collects
+        the states of this default continuation; states in ``revisit`` were recorded by an
+        attempt at this branch that could not go on (``_Unforked``), and are not taken as
+        covered."""
         run = session.run
         asleep: set[Choice] = set()  # deviations another branch covers from here
         offered: set[Choice] = set()  # deviations branched (or covered) one step back
         absorbed: str | None = None  # whose crash lands where the one a step back did
-        chain: set[bytes] = set()  # states of this default continuation
         while True:
             steps = len(run.steps)
             if self.prune:
@@ -394,7 +438,7 @@ class _PlanSearch:
                     return _Found(session=session, deviations=deviations, length=self.max_steps)
                 chain.add(key)
                 seen = self.visited.get(key)
-                if seen is not None and seen <= (deviations, steps):
+                if seen is not None and seen <= (deviations, steps) and key not in revisit:
                     return None
                 if seen is None:
                     self.stats.states += 1
@@ -475,6 +519,7 @@ class _PlanSearch:
 
     @staticmethod
     def _found(session: Session, deviations: int) -> _Found:
+        session.run.build_forked()  # kept, and maybe run on: no actor left to build
         harm = session.harmful or not session.failures  # a policy error or a loop is harm
         return _Found(session=session, deviations=deviations, length=len(session.steps), harm=harm)
 
