@@ -32,7 +32,8 @@ from txcheck.models.sim.policies import DESIGNATED, Guarded, builtin_policy
 
 pytest.importorskip("distributed")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS
 
 ENGINES = {"hypothesis": HypothesisEngine, "random": RandomEngine}

@@ -20,7 +20,8 @@ from txcheck.models.sim.policies import Guarded
 from txcheck.traces.document import load_trace, target_of, translate_deviations
 from txcheck.traces.replaying import replay
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant
 from mutants.make_traces import policy_spec, trace_text
 from mutants.shortest import PLANS, SHORTEST

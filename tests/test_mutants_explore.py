@@ -31,7 +31,8 @@ from txcheck.models.sim.choices import Choice
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import Guarded
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS, Mutant
 
 CONTRACT = default_contract()

@@ -19,7 +19,8 @@ from txcheck.models.plan.validation import validate
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import Guarded
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import policies
 
 CONTRACT = default_contract()

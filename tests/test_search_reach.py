@@ -42,7 +42,8 @@ from txcheck.models.sim.policies import Guarded, builtin_policy
 from txcheck.models.sim.runner import CLOCK, Step
 from txcheck.models.sim.world_rules import WorldBusinessCheck
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS
 
 CONTRACT = default_contract()

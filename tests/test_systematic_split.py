@@ -25,7 +25,8 @@ from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+# appended: ``mutants`` comes from examples/, but ``agents`` is still openai-agents
+sys.path.append(str(Path(__file__).resolve().parent.parent / "examples"))
 from mutants import MUTANTS
 
 SINGLE = representative_plans(default_contract(), default_fixture())[0]
