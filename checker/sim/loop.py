@@ -70,15 +70,14 @@ class _Numbered:
     set of tasks, which is as it is made. No ``__init__`` of its own keeps a task as cheap
     to make as asyncio's."""
 
-    _txcheck_number: int
+    _txcheck_number: int = 0  # not yet numbered (the loop counts from 1)
 
     def __hash__(self) -> int:
         loop: SimLoop = self._loop  # type: ignore[attr-defined]
-        try:
-            return self._txcheck_number + loop._hash_base
-        except AttributeError:
+        number = self._txcheck_number
+        if not number:  # a class default, not an AttributeError: this runs for every task
             number = self._txcheck_number = next(loop._numbers)
-            return number + loop._hash_base
+        return number + loop._hash_base
 
     @property
     def number(self) -> int:
