@@ -12,12 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 pytest.importorskip("mcp")
 
 from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
-from txcheck import dumps_trace, load_trace, replay, trace_of
+from txcheck import dumps_trace, load_trace, plan_from_json, replay, trace_of
+from txcheck.adapters.model import call_of
 from txcheck.exploration.kernel.session import Session
 from txcheck.exploration.kernel.target import Bounds, Target
 from txcheck.exploration.plansets.representative import representative_plans
@@ -98,6 +100,95 @@ def test_model_decisions_are_opt_in_and_change_no_other_policys_kinds() -> None:
     assert AsyncPolicy(mcp_checkout.McpCheckoutAgent).model_turns
     assert load_policy("examples.agents.mcp_checkout:McpCheckoutAgent").policy.model_turns
     assert FaultKind("model_stops") is FaultKind.MODEL_STOPS
+
+
+# -- which plan call an MCP call is ----------------------------------------------------------
+
+TWICE = plan_from_json(
+    {
+        "format": "plan",
+        "calls": [
+            {
+                "id": "call_1",
+                "name": "create_order",
+                "arguments": {
+                    "order_id": "ord_1",
+                    "customer_id": "cus_1",
+                    "items": [{"sku": "sku_book", "quantity": 1}],
+                    "currency": "USD",
+                    "idempotency_key": "key-ord_1-1",
+                },
+            },
+            {"id": "call_2", "name": "get_order", "arguments": {"order_id": "ord_1"}},
+            {"id": "call_3", "name": "get_order", "arguments": {"order_id": "ord_1"}},
+            {
+                "id": "call_4",
+                "name": "reserve_inventory",
+                "arguments": {"order_id": "ord_1", "idempotency_key": "key-ord_1-2"},
+            },
+            {
+                "id": "call_5",
+                "name": "charge_payment",
+                "arguments": {
+                    "order_id": "ord_1",
+                    "amount": 1250,
+                    "currency": "USD",
+                    "idempotency_key": "key-ord_1-3",
+                },
+            },
+            {
+                "id": "call_6",
+                "name": "confirm_order",
+                "arguments": {"order_id": "ord_1", "idempotency_key": "key-ord_1-4"},
+            },
+        ],
+    }
+)
+"""A plan that asks the same thing twice (found by Hypothesis: a default explore of the
+fixed agent reported its second ``get_order`` as a fourth attempt of the first)."""
+
+
+def test_a_call_asked_again_after_it_committed_is_the_plans_next_call() -> None:
+    order = {"order_id": "ord_1"}
+    assert call_of(TWICE, CONTRACT, "get_order", order) == "call_2"
+    assert call_of(TWICE, CONTRACT, "get_order", order, answered={"call_2"}) == "call_3"
+    done = {"call_2", "call_3"}
+    assert call_of(TWICE, CONTRACT, "get_order", order, answered=done) == "call_3"
+    key = {**TWICE.calls[0].arguments, "idempotency_key": "fresh"}  # a retry, new key
+    assert call_of(TWICE, CONTRACT, "create_order", key, answered={"call_2"}) == "call_1"
+
+
+def test_two_timeouts_then_the_same_read_twice_keep_the_retry_budget() -> None:
+    """The two ``get_order`` calls each keep their own attempts: two timeouts and the
+    answer are call_2's three attempts, the next asking is call_3's first."""
+    session = Session(
+        attrs.evolve(target(AsyncPolicy(mcp_checkout.StableKeyMcpCheckoutAgent)), plans=()),
+        (TWICE,),
+    )
+    timeouts = 0
+    while session.choices() and not session.done:
+        options = session.choices()
+        choice = options[0]
+        request = session.run.request_of(choice.actor)
+        if (
+            timeouts < 2
+            and choice.action is Action.COMPLETE
+            and isinstance(request, Invoke)
+            and request.tool == "get_order"
+        ):
+            choice = next(o for o in options if o.outcome is Outcome.TIMEOUT_BEFORE_COMMIT)
+            timeouts += 1
+        session.apply(choice)
+    execution = session.finish()
+    assert timeouts == 2 and not execution.failures, execution.failures
+    invoked = [  # each attempt's start (its completion is a step of its own)
+        s.request["call"]
+        for s in execution.steps
+        if s.choice.action is Action.STEP
+        and s.request.get("kind") == "Invoke"
+        and s.request.get("tool") == "get_order"
+    ]
+    assert invoked == ["call_2", "call_2", "call_2", "call_3"], invoked
 
 
 # -- the MCP agent under a late commit ----------------------------------------------------

@@ -19,9 +19,10 @@ world never answers (a timeout) hangs until the client's own timer fires (``wait
 "timeout"`` with ``is_error``.
 
 The plan call an MCP call belongs to (``call_id`` in traces and the history the invariants
-read) is the plan's call of that tool whose arguments match but for the idempotency key;
-else the first call of that tool; else the tool's name. So client code need not pass any
-txcheck identifier.
+read) is the plan's first call of that tool whose arguments match but for the idempotency
+key and that has not yet committed through this server (a plan that asks the same thing
+twice makes two calls); else the first call of that tool; else the tool's name. So client
+code need not pass any txcheck identifier.
 """
 
 from __future__ import annotations
@@ -69,13 +70,17 @@ def server(ctx: Any, ports: Any, *, name: str = "txcheck") -> Server[Any]:
     ) -> types.ListToolsResult:
         return listed
 
+    done: set[str] = set()  # plan calls that committed: the same asking again is the next
+
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
-        call_id = call_of(plan, contract, params.name, arguments)
+        call_id = call_of(plan, contract, params.name, arguments, answered=done)
         try:
             result = await ports.tools.call(params.name, arguments, call_id=call_id)
         except TimeoutError:
             result = ToolResult(status=ResultStatus.TIMEOUT, code="timeout", message="no answer")
+        if result.status is ResultStatus.OK:
+            done.add(call_id)
         return as_mcp(result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -18,7 +18,7 @@ argument a fresh-key retry varies is the one the contract names for the tool
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -117,10 +117,19 @@ class ScriptedModel:
         return {**arguments, key: f"{original}-retry{failed.attempt + 1}"}
 
 
-def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, Any]) -> str:
+def call_of(
+    plan: Plan,
+    contract: Contract,
+    tool: str,
+    arguments: Mapping[str, Any],
+    answered: Collection[str] = (),
+) -> str:
     """The id of the plan call a framework's call of ``tool`` with ``arguments`` belongs to
-    (it carries no txcheck identifier): the plan's call of that tool whose arguments match
-    but for the idempotency key, else the first call of that tool, else the tool's name."""
+    (it carries no txcheck identifier): the plan's first call of that tool whose arguments
+    match but for the idempotency key and that is not in ``answered`` (calls already
+    answered for good: a plan may ask the same thing twice, and the second asking is the
+    second call, not a fourth attempt of the first), else the last such call, else the
+    first call of that tool, else the tool's name."""
     spec = contract.tool(tool)
     key = spec.idempotency_key if spec is not None else None
 
@@ -128,9 +137,9 @@ def call_of(plan: Plan, contract: Contract, tool: str, arguments: Mapping[str, A
         return {k: v for k, v in values.items() if k != key}
 
     same_tool = [c for c in plan.calls if c.name == tool]
-    for call in same_tool:
-        if intent(call.arguments or {}) == intent(arguments):
-            return call.id
+    matching = [c.id for c in same_tool if intent(c.arguments or {}) == intent(arguments)]
+    if matching:
+        return next((c for c in matching if c not in answered), matching[-1])
     return same_tool[0].id if same_tool else tool
 
 
