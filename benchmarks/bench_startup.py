@@ -8,7 +8,8 @@ Runs each command as a fresh process and reports the median CPU time (user + sys
 
 - ``txcheck --version``, and ``validate`` of one proposal (``--json`` and the table);
 - ``explore --engine systematic`` of a one-call plan at k=0 (``--max-faults 0``): the
-  whole command for the smallest search, so mostly what it imports;
+  whole command for the smallest search, so mostly what it imports (``guarded`` refuses
+  the plan, a workflow's first step alone, so it exits 3: nothing committed);
 - ``explore --policy naive`` (``auto``: the scenario seeds find a counterexample);
 - ``score`` of ``benchmarks/bench_score.py``'s 2,000 checkout cases, as a table (stdout
   to a file) and with ``--json``; the table's CPU over ``--json``'s is reported.
