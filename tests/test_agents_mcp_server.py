@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,11 +215,16 @@ def test_the_direct_transport_serves_the_same_run() -> None:
 # -- the gateway under a late commit and a model's repeat ------------------------------------
 
 
-def test_the_usual_gateway_charges_twice_through_a_late_commit() -> None:
+def test_the_usual_gateway_charges_twice_through_a_late_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread.name))
     session = late_commit_on_first_charge(
         Session(target(AsyncPolicy(gateway.GatewayCheckoutAgent)), SINGLE, stop_at_first=False)
     )
     execution = session.finish()
+    assert started == []  # the SDK's MCPServer and Client ran on the simulated loop alone
     assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
     assert sorted(op["key"] for op in charges(session)) == ["gw-00000001", "gw-00000002"]
 
@@ -392,12 +398,12 @@ def test_default_explore_finds_the_gateways_double_charge_other_seeds(
     assert code == 1 and verdict["counterexample"]["invariant"] == "no_double_charge"
 
 
-@pytest.mark.slow
 def test_default_explore_catches_the_bare_agent_on_an_invalid_proposal(
     importable: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The bare loop has no validation: the first scenario seed (a charge without its
-    amount) leaves its reservation behind, whichever server."""
+    amount, which the gateway's schema refuses) leaves its reservation behind, at no
+    deviation, before any search (as every framework's bare agent, docs/agents.md)."""
     code, verdict = explore(USUAL, "1", tmp_path / "t.json", capsys)
     assert code == 1
     found = verdict["counterexample"]
