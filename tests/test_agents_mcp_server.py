@@ -7,6 +7,7 @@ the fixed one does not; bad server factories are one-line errors."""
 from __future__ import annotations
 
 import json
+import pickle
 import sys
 import threading
 from collections.abc import Iterator
@@ -172,6 +173,18 @@ def test_framework_mcp_with_a_user_server_is_explored_traced_and_replayed(
     assert keys == {"gw-00000001", "gw-00000002"}  # the server's keys, not the model's
     assert main(["replay", str(trace), "--policy", USUAL]) == 1
     assert "reproduced" in capsys.readouterr().out.lower()
+
+
+def test_a_worker_rebuilds_the_agent_and_its_server_from_the_spec() -> None:
+    """What workers receive is a pickled description: the spec alone rebuilds both."""
+    from txcheck.exploration.kernel.description import TargetDescription  # noqa: PLC0415
+    from txcheck.exploration.spread.shipping import build_target  # noqa: PLC0415
+
+    description = pickle.loads(pickle.dumps(TargetDescription(policy=USUAL)))
+    rebuilt = build_target(description, policy_timeout=None)
+    assert getattr(rebuilt.policy, "import_path", None) == USUAL
+    session, execution = repeat_after_a_lost_charge(rebuilt.policy)
+    assert execution.failed("no_double_charge") and len(charges(session)) == 2
 
 
 def test_without_a_server_the_agent_talks_to_the_contracts_server() -> None:
