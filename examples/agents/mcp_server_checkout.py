@@ -8,8 +8,8 @@ store's HTTP clients for its order, inventory and payment services; under txchec
 are the simulated world's ports, so every request the server makes is a point where the
 checker chooses what happens (a timeout, a lost response, a late commit).
 
-- ``make_server`` (as usually written) forwards each write under the caller's key, but
-  for a charge mints a fresh idempotency key per request, as a payment provider's
+- ``make_server`` (as usually written) forwards each call (a write under the caller's
+  key, if any), but for a charge mints a fresh idempotency key per request, as a payment provider's
   quick-start does (``uuid.uuid4().hex`` in production; a per-server serial here, so that
   the same choices give the same trace). Whatever the model sends, a retried charge is a
   new charge to the payment service: when the first one committed but its answer was lost
@@ -34,9 +34,7 @@ examples.agents.mcp_server_checkout:FixedGatewayCheckoutAgent``).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
-import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -45,7 +43,7 @@ from mcp import Client
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from examples.agents.checkout import CheckoutAgent, Reply, ToolDesk
+from examples.agents.checkout import CheckoutAgent, Reply, StableKey, ToolDesk, intent_key
 from txcheck.adapters.mcp import user_server
 from txcheck.adapters.model import Feedback, ScriptedModel
 
@@ -77,10 +75,22 @@ Write = Callable[[str, dict[str, Any], str], Awaitable[dict[str, Any]]]
 """How a gateway sends a write: ``(tool, arguments but the key, the caller's key)``."""
 
 
-def _gateway(name: str, write: Write) -> MCPServer:
-    """The checkout gateway: one tool per backend write, each sent by ``write``. (The SDK
-    logs every failed tool call at INFO on stderr: ``log_level`` keeps it to warnings.)"""
+def _gateway(name: str, ports: Any, write: Write) -> MCPServer:
+    """The checkout gateway: one tool per backend operation, each write (a tool with an
+    idempotency key) sent by ``write``, reads and refunds (keyed by their charge) as they
+    are. (The SDK logs every failed tool call at INFO on stderr: ``log_level`` keeps it
+    to warnings.)"""
     app: MCPServer = MCPServer(name, log_level="WARNING")
+
+    @app.tool()
+    async def get_order(order_id: str) -> dict[str, Any]:
+        """The order as it stands."""
+        return await _send(ports, "get_order", {"order_id": order_id})
+
+    @app.tool()
+    async def query_logistics(order_id: str) -> dict[str, Any]:
+        """The order's shipping status."""
+        return await _send(ports, "query_logistics", {"order_id": order_id})
 
     @app.tool()
     async def create_order(
@@ -112,6 +122,23 @@ def _gateway(name: str, write: Write) -> MCPServer:
         """Confirm the paid order."""
         return await write("confirm_order", {"order_id": order_id}, idempotency_key)
 
+    @app.tool()
+    async def cancel_order(order_id: str, reason: str, idempotency_key: str = "") -> dict[str, Any]:
+        """Cancel the order."""
+        cancel = {"order_id": order_id, "reason": reason}
+        return await write("cancel_order", cancel, idempotency_key)
+
+    @app.tool()
+    async def release_inventory(order_id: str, idempotency_key: str = "") -> dict[str, Any]:
+        """Release the order's reserved stock."""
+        return await write("release_inventory", {"order_id": order_id}, idempotency_key)
+
+    @app.tool()
+    async def refund_payment(charge_id: str, reason: str) -> dict[str, Any]:
+        """Refund a charge (the charge id is its key)."""
+        refund = {"charge_id": charge_id, "reason": reason}
+        return await _send(ports, "refund_payment", refund)
+
     return app
 
 
@@ -124,9 +151,9 @@ def make_server(ports: Any) -> MCPServer:
     async def write(tool: str, arguments: dict[str, Any], key: str) -> dict[str, Any]:
         if tool == "charge_payment":
             key = f"gw-{next(serial):08x}"
-        return await _send(ports, tool, {**arguments, "idempotency_key": key})
+        return await _send(ports, tool, {**arguments, "idempotency_key": key} if key else arguments)
 
-    return _gateway("checkout-gateway", write)
+    return _gateway("checkout-gateway", ports, write)
 
 
 def make_fixed_server(ports: Any) -> MCPServer:
@@ -136,8 +163,7 @@ def make_fixed_server(ports: Any) -> MCPServer:
     committed answers its receipt instead of being sent again."""
 
     async def write(tool: str, arguments: dict[str, Any], _caller_key: str) -> dict[str, Any]:
-        intent = json.dumps([tool, arguments], sort_keys=True).encode("utf-8")
-        key = f"{tool}-{hashlib.sha256(intent).hexdigest()[:24]}"
+        key = intent_key(tool, arguments, "idempotency_key")  # as the agent's StableKey
         record = await ports.tools.key_record(key)
         if record and record.get("status") == "in_flight":
             raise ToolError(f"in_progress: {tool} of this intent is still in flight")
@@ -148,7 +174,7 @@ def make_fixed_server(ports: Any) -> MCPServer:
             return dict(done.receipt)  # done already: the same operation, not another
         return await _send(ports, tool, {**arguments, "idempotency_key": key})
 
-    return _gateway("checkout-gateway-fixed", write)
+    return _gateway("checkout-gateway-fixed", ports, write)
 
 
 _SDK_PREFIX = re.compile(r"^Error executing tool [^:]*: ")
@@ -213,8 +239,17 @@ class GatewayCheckoutAgent(CheckoutAgent):
                 call = await model.turn(Feedback(call=call, ok=reply.ok, error=reply.error))
 
 
-class FixedGatewayCheckoutAgent(GatewayCheckoutAgent):
-    """The shared checkout discipline against the fixed gateway."""
+class StableKeyGatewayCheckoutAgent(StableKey, GatewayCheckoutAgent):
+    """The agent's own fix (keys from the business intent, a timeout resolved by asking)
+    against the usual gateway: the gateway still mints its own key for every charge."""
+
+    name = "gateway-checkout-stable-key"
+
+
+class FixedGatewayCheckoutAgent(StableKey, GatewayCheckoutAgent):
+    """Both fixes: the agent's keys from the intent (a key in a tool's own arguments, such
+    as a refund's charge id, is one only the agent can keep stable across the model's
+    retries) and the fixed gateway."""
 
     name = "gateway-checkout-fixed"
     make_server = staticmethod(make_fixed_server)
