@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 pytest.importorskip("mcp")
@@ -254,6 +255,35 @@ def test_the_fixed_gateway_survives_the_same_late_commit() -> None:
     assert {"record": "in_flight"} in records
     phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
     assert phases[-1] == "MANUAL"
+
+
+def test_the_agents_own_fix_does_not_survive_the_usual_gateway() -> None:
+    """Stable keys from the agent and a timeout resolved by asking: the gateway still
+    mints its own key for the retried charge, so the late commit charges twice."""
+    session = late_commit_on_first_charge(
+        Session(
+            target(AsyncPolicy(gateway.StableKeyGatewayCheckoutAgent)),
+            SINGLE,
+            stop_at_first=False,
+        )
+    )
+    assert session.finish().failed("no_double_charge")
+    assert sorted(op["key"] for op in charges(session)) == ["gw-00000001", "gw-00000002"]
+
+
+def test_the_systematic_search_proves_the_fixed_composition_at_one_deviation() -> None:
+    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
+    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
+
+    def search(agent: type) -> Any:
+        tgt = attrs.evolve(
+            target(AsyncPolicy(agent)), bounds=Bounds(max_faults=1, max_states=10**6)
+        )
+        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
+
+    fixed = search(gateway.FixedGatewayCheckoutAgent)
+    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
+    assert search(gateway.GatewayCheckoutAgent).counterexample is not None
 
 
 def repeat_after_a_lost_charge(policy: Policy) -> tuple[Session, Any]:
