@@ -458,7 +458,7 @@ def test_default_explore_catches_the_bare_agent_on_an_invalid_proposal(
 def test_default_explore_passes_the_fixed_gateway(
     seed: str, importable: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Takes many minutes of CPU (see docs)."""
+    """Seed 1 passed when measured, in 1,350 s of CPU (50,684 runs); 2 and 3 not yet run."""
     code, verdict = explore(
         f"{EXAMPLE}:FixedGatewayCheckoutAgent", seed, tmp_path / "t.json", capsys
     )
