@@ -114,4 +114,4 @@ def test_an_unknown_framework_prefix_is_not_taken_for_an_agent(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["explore", "--policy", "crewai:tests.test_agent_cli:make_agent"]) == 2
-    assert "FRAMEWORK: openai-agents, pydantic-ai, langgraph" in capsys.readouterr().err
+    assert "FRAMEWORK: openai-agents, pydantic-ai, langgraph, mcp" in capsys.readouterr().err

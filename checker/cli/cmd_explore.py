@@ -94,7 +94,17 @@ def register(subparsers: Any) -> None:
         "a scripted model and the contract's tools (instead of --policy)",
     )
     parser.add_argument(
-        "--framework", choices=list(AGENT_FRAMEWORKS), help="the agent framework of --agent"
+        "--framework",
+        choices=list(AGENT_FRAMEWORKS),
+        help="the agent framework of --agent (mcp: make_agent() returns an async "
+        "agent(client, model), the loop over an mcp.Client)",
+    )
+    parser.add_argument(
+        "--mcp-server",
+        metavar="MODULE:MAKE_SERVER",
+        help="with --framework mcp: connect the agent to the MCP server make_server(ports) "
+        "returns (its handlers reach the world through ports) instead of the contract's; "
+        "recorded in the policy spec as mcp:MODULE:MAKE_AGENT@MODULE:MAKE_SERVER",
     )
     parser.add_argument("--contract", metavar="FILE", help="contract (default: bundled checkout)")
     parser.add_argument("--world", metavar="FILE", help="world fixture (default: bundled)")
@@ -231,17 +241,24 @@ def _database(args: argparse.Namespace) -> str | None:
 
 
 def _policy_spec(args: argparse.Namespace) -> str:
-    """``--policy``, or ``--agent`` with ``--framework`` as the spec a trace records."""
+    """``--policy``, or ``--agent`` with ``--framework`` (and ``--mcp-server``) as the spec
+    a trace records."""
     if args.agent is None:
         if args.framework is not None:
             raise InputError("--framework names the framework of --agent", source="--framework")
+        if args.mcp_server is not None:
+            raise InputError(
+                "--mcp-server needs --agent ... --framework mcp (with --policy, name it in "
+                "the spec: mcp:MODULE:MAKE_AGENT@MODULE:MAKE_SERVER)",
+                source="--mcp-server",
+            )
         return str(args.policy)
     if args.policy != "guarded":
         raise InputError("give --policy or --agent, not both", source="--agent")
     if args.framework is None:
         known = ", ".join(AGENT_FRAMEWORKS)
         raise InputError(f"--agent needs --framework ({known})", source="--agent")
-    return agent_spec(args.framework, args.agent)
+    return agent_spec(args.framework, args.agent, args.mcp_server)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Contract, WorldFixture]:

@@ -44,6 +44,7 @@ from txcheck.models.sim.services import ServiceSet
 
 __all__ = [
     "AGENT_FRAMEWORKS",
+    "SERVER_FRAMEWORKS",
     "LoadedPolicy",
     "agent_spec",
     "check_import_path",
@@ -69,29 +70,50 @@ AGENT_FRAMEWORKS: dict[str, str] = {
     "openai-agents": "openai_agents",
     "pydantic-ai": "pydantic_ai",
     "langgraph": "langgraph",
+    "mcp": "mcp",
 }
 """The agent frameworks ``--framework`` names, by their ``txcheck.adapters`` module (and
 their extra: ``pip install 'txcheck[NAME]'``)."""
 
-_AGENT_SPEC = re.compile(r"^(?P<framework>[a-z][a-z-]*):(?P<agent>[^:]+:[^:]+)$")
+SERVER_FRAMEWORKS = frozenset({"mcp"})
+"""The frameworks whose agent may be checked against the user's own server
+(``--mcp-server``: ``FRAMEWORK:module:make_agent@module:make_server``)."""
+
+_AGENT_SPEC = re.compile(
+    r"^(?P<framework>[a-z][a-z-]*):(?P<agent>[^:@]+:[^:@]+)(?:@(?P<server>[^:@]+:[^:@]+))?$"
+)
 
 
-def agent_spec(framework: str, agent: str) -> str:
-    """The policy spec of a framework agent: ``FRAMEWORK:package.module:make_agent``, the
-    name a trace records and ``load_policy`` loads again."""
+def agent_spec(framework: str, agent: str, server: str | None = None) -> str:
+    """The policy spec of a framework agent: ``FRAMEWORK:package.module:make_agent``, or
+    with the user's own server ``mcp:package.module:make_agent@package.module:make_server``;
+    the name a trace records and ``load_policy`` loads again. The server is part of the
+    policy's name (not a field of its own) because it runs inside each orchestrator
+    generation, on its ports, as the agent's code does: every place a policy is named
+    (traces, ``replay --policy``, ``scenarios --policy``, workers, the printed Python)
+    then rebuilds it with no new field."""
     if framework not in AGENT_FRAMEWORKS:
         raise InputError(
             f"unknown agent framework {framework!r} (known: {', '.join(AGENT_FRAMEWORKS)})",
             source="--framework",
         )
     _spec(agent, "--agent", "an agent factory")
-    return f"{framework}:{agent}"
+    if server is None:
+        return f"{framework}:{agent}"
+    if framework not in SERVER_FRAMEWORKS:
+        raise InputError(
+            f"--mcp-server needs --framework mcp (got --framework {framework})",
+            source="--mcp-server",
+        )
+    _spec(server, "--mcp-server", "an MCP server factory")
+    return f"{framework}:{agent}@{server}"
 
 
 def _agent(spec: str) -> Policy:
     """A framework agent run under txcheck: the adapter's ``agent_policy`` around the
-    user's ``make_agent``."""
-    framework, _, agent = spec.partition(":")
+    user's ``make_agent`` (and, for MCP, ``make_server``)."""
+    framework, _, rest = spec.partition(":")
+    agent, _, server = rest.partition("@")
     try:
         adapter = importlib.import_module(f"txcheck.adapters.{AGENT_FRAMEWORKS[framework]}")
     except ImportError as missing:
@@ -104,10 +126,20 @@ def _agent(spec: str) -> Policy:
         raise PolicyError(
             f"{agent!r} must be a function that makes the agent (got {type(make).__name__})"
         )
+    servers: tuple[Any, ...] = ()
+    if server:
+        make_server = _resolve(server, "MCP server")
+        if not callable(make_server):
+            raise PolicyError(
+                f"{server!r} must be a function 'make_server(ports)' that makes the MCP "
+                f"server (got {type(make_server).__name__})"
+            )
+        adapter.user_server(make_server)  # tried once: its own one-line errors
+        servers = (make_server,)
     from txcheck.sim.policy import AsyncPolicy  # noqa: PLC0415 (start-up: asyncio)
 
     try:
-        return AsyncPolicy(adapter.agent_policy(make), spec=spec)
+        return AsyncPolicy(adapter.agent_policy(make, *servers), spec=spec)
     except ControlFlow:
         raise  # a real Ctrl-C
     except BaseException as error:  # user code: even SystemExit is reported, not obeyed
@@ -327,13 +359,14 @@ def load_policy(
             return LoadedPolicy(spec=spec, policy=found, builtin=True)
         agent = _AGENT_SPEC.match(spec)
         if agent is not None and agent["framework"] in AGENT_FRAMEWORKS:
-            policy = _agent(agent_spec(agent["framework"], agent["agent"]))
+            policy = _agent(agent_spec(agent["framework"], agent["agent"], agent["server"]))
         elif not _SPEC.match(spec):
             known = ", ".join(sorted(BUILTIN_POLICIES))
             raise InputError(
                 f"policy must be a built-in name ({known}), an import path "
                 f"'package.module:Name' or an agent 'FRAMEWORK:package.module:make_agent' "
-                f"(FRAMEWORK: {', '.join(AGENT_FRAMEWORKS)}; got {spec!r})",
+                f"(FRAMEWORK: {', '.join(AGENT_FRAMEWORKS)}; an MCP agent may add "
+                f"'@package.module:make_server'; got {spec!r})",
                 source="--policy",
             )
         else:
