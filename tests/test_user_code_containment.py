@@ -197,11 +197,17 @@ def test_a_real_ctrl_c_inside_a_service_is_still_an_interrupt(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The one ``KeyboardInterrupt`` that is not the service's: SIGINT from outside (here
-    the service signals its own process, as a terminal would)."""
-    code = main([*_validate_world(tmp_path), "--services", "hostile_code:SENDS_SIGINT"])
-    assert code == 130
-    assert capsys.readouterr().err == "txcheck validate: interrupted\n"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    the service signals its own process, as a terminal would). Python's own SIGINT handler
+    first, as in a fresh process: in some orders of the suite another handler was still
+    installed here (the CLI then keeps it, and the signal did not interrupt)."""
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code = main([*_validate_world(tmp_path), "--services", "hostile_code:SENDS_SIGINT"])
+        assert code == 130, f"SIGINT's handler before the test: {found!r}"
+        assert capsys.readouterr().err == "txcheck validate: interrupted\n"
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, found)
 
 
 # -- loops: the watchdog, in the command and on Dask workers ----------------------------------
