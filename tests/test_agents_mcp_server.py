@@ -135,6 +135,10 @@ def make_failing_server(ports: Any) -> Server[Any]:
     raise RuntimeError("no payment credentials")
 
 
+def make_hostile_server(ports: Any) -> Server[Any]:
+    raise RuntimeError("\x1b[2J\x1b]8;;http://x\x07[bold]gone[/bold]\nsecond line")
+
+
 async def make_async_server(ports: Any) -> Server[Any]:
     return make_stamping_server(ports)
 
@@ -370,6 +374,18 @@ def test_a_bad_server_factory_is_a_one_line_error(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_factorys_message_is_shown_as_text(
+    importable: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's exception text is data: no escape sequence reaches the terminal, markup
+    stays literal, and its newline does not split the one-line error."""
+    argv = ["explore", "--agent", f"{HERE}:make_recording_agent", "--framework", "mcp"]
+    assert main([*argv, "--mcp-server", f"{HERE}:make_hostile_server"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and len(err.strip().splitlines()) == 1
+    assert "[bold]gone[/bold]" in err and "second line" in err
 
 
 @pytest.mark.parametrize(
