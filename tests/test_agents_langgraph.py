@@ -1,9 +1,9 @@
 """Agents checked unmodified (issue 25), LangGraph: the usual tool-calling graph
 (``StateGraph(MessagesState)``, ``ToolNode``, ``tools_condition``) runs on the simulated
-loop with ``txcheck.adapters.langgraph``'s scripted chat model and world tools; the agent as
-usually written double-charges under a late commit and the stable-key one does not; the
-model's decision is in the trace, replays, and the same choices give the same trace bytes;
-``--agent ... --framework langgraph`` runs the bare graph end to end."""
+loop with ``txcheck.adapters.langgraph``'s scripted chat model and world tools, without
+threads; default explore catches the usual agent and passes the fixed one; ``--agent ...
+--framework langgraph`` runs the bare graph end to end. What every framework shares (late
+commit, the decision in the trace and its replay) is in test_agents_common.py."""
 
 from __future__ import annotations
 
@@ -19,101 +19,28 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
-from txcheck import dumps_trace, load_trace, replay, trace_of
+from tests.agent_runs import (
+    ROOT,
+    SINGLE,
+    late_commit_on_first_charge,
+    target,
+)
 from txcheck.cli import main
 from txcheck.exploration.kernel.session import Session
-from txcheck.exploration.kernel.target import Bounds, Target
-from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.usercode.loading import load_policy
-from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.plan.contract_loader import default_contract
-from txcheck.models.sim.choices import Action, Outcome
-from txcheck.models.sim.fixture import default_fixture
-from txcheck.models.sim.policies.base import Policy
-from txcheck.models.sim.requests import Invoke, ModelTurn
 from txcheck.sim import AsyncPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from examples.agents import langgraph_checkout  # noqa: E402
-from txcheck.adapters import langgraph as adapter  # noqa: E402
+from examples.agents import langgraph_checkout
+from txcheck.adapters import langgraph as adapter
 
-CONTRACT = default_contract()
-FIXTURE = default_fixture()
-SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
 NAIVE = "examples.agents.langgraph_checkout:LangGraphCheckoutAgent"
 FIXED = "examples.agents.langgraph_checkout:StableKeyLangGraphCheckoutAgent"
 AGENT = "examples.agents.langgraph_checkout:make_agent"
 
 
-def target(policy: Policy, *, skip: tuple[str, ...] = ()) -> Target:
-    return Target(
-        policy=policy,
-        contract=CONTRACT,
-        fixture=FIXTURE,
-        plans=(SINGLE,),
-        invariants=tuple(i for i in DEFAULT_INVARIANTS if i.name not in skip),
-        bounds=Bounds(max_faults=2, max_states=10**6),
-    )
-
-
-def late_commit_on_first_charge(
-    policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
-) -> Session:
-    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
-    return drive_late_commit(
-        Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
-    )
-
-
-def charges(session: Session) -> list[dict[str, Any]]:
-    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
-
-
 # -- the agent under a late commit ---------------------------------------------------------
-
-
-def test_the_agent_as_usually_written_double_charges_through_a_late_commit() -> None:
-    session = late_commit_on_first_charge(AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent))
-    execution = session.finish()
-    assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
-    paid = charges(session)
-    assert len(paid) == 2 and paid[0]["key"] != paid[1]["key"]  # the model's fresh key
-    turns = [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    assert turns and turns[0].observed == {"decision": "fresh_key"}
-    assert turns[0].request["error"] == "timeout" and not turns[0].deviation
-
-
-def test_the_stable_key_agent_survives_the_same_late_commit() -> None:
-    session = late_commit_on_first_charge(
-        AsyncPolicy(langgraph_checkout.StableKeyLangGraphCheckoutAgent)
-    )
-    execution = session.finish()
-    assert execution.ok, [f.name for f in execution.failures]
-    assert len(charges(session)) == 1
-    # after the timeout it asks the key's record: in flight under this agent, so the call
-    # may still commit and no retry goes out; a person sees the calls listed
-    asked = [s for s in execution.steps if s.request.get("kind") == "KeyLookup"]
-    assert asked and asked[0].observed == {"record": "in_flight"}
-    assert not [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
-    assert phases[-1] == "MANUAL"
-
-
-def test_the_default_schedule_completes_through_the_graph() -> None:
-    for agent in (
-        langgraph_checkout.LangGraphCheckoutAgent,
-        langgraph_checkout.StableKeyLangGraphCheckoutAgent,
-    ):
-        session = Session(target(AsyncPolicy(agent)), SINGLE)
-        execution = session.finish()
-        assert execution.ok, [f.name for f in execution.failures]
-        tools = [s.request["tool"] for s in execution.steps if s.choice.action is Action.COMPLETE]
-        assert tools == [c.name for c in SINGLE[0].calls]
-        phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
-        assert phases[-1] == "RECONCILED"
 
 
 def test_the_graph_runs_on_the_simulated_loop_without_threads() -> None:
@@ -224,75 +151,6 @@ def test_a_world_tool_sends_the_models_arguments_under_the_tool_call_id() -> Non
     assert sent == [("call_3", "charge_payment", args)] * 2
 
 
-# -- the model's decision: recorded, replayed, deterministic ---------------------------------
-
-
-def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
-    """The model repeats the timed-out charge with the same arguments (a deviation): the
-    trace records the decision, a replay reproduces it, and the same choices give the
-    same trace bytes."""
-    policy = AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)
-    session = Session(target(policy), SINGLE, stop_at_first=False)
-    timed_out = decided = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not timed_out
-                and option.outcome is Outcome.TIMEOUT_BEFORE_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, timed_out = option, True
-            if (
-                not decided
-                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
-                and isinstance(request, ModelTurn)
-            ):
-                choice, decided = option, True
-        session.apply(choice)
-    execution = session.finish()
-    assert timed_out and decided
-    turn = next(s for s in execution.steps if s.request.get("kind") == "ModelTurn")
-    assert turn.deviation and turn.observed == {"decision": "same_arguments"}
-    assert len(charges(session)) == 1  # the same key: the repeat committed once
-    document = trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    first = dumps_trace(document)
-    path = tmp_path / "trace.json"
-    path.write_text(first, "utf-8")
-    again = replay(load_trace(path), target(policy))
-    assert [s.to_json() for s in again.steps] == [s.to_json() for s in execution.steps]
-    second = dumps_trace(
-        trace_of(again, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    )
-    assert first == second
-    assert '"decision": "same_arguments"' in first
-
-
-def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
-    policy = AsyncPolicy(langgraph_checkout.LangGraphCheckoutAgent)
-    skip = ("retries_reuse_key",)
-    session = late_commit_on_first_charge(policy, stop_at_first=True, skip=skip)
-    execution = session.finish()
-    assert execution.failed("no_double_charge")
-    path = tmp_path / "trace.json"
-    path.write_text(
-        dumps_trace(
-            trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-        ),
-        "utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "txcheck", "replay", str(path), "--policy", NAIVE,
-         "--skip-invariant", *skip, "--json"],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stderr  # the double charge again
-    assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
-
-
 # -- the search, with default settings -----------------------------------------------------
 
 
@@ -329,30 +187,6 @@ def test_default_explore_finds_the_double_charge(seed: str, tmp_path: Path) -> N
     assert {"no_double_effect", "retries_reuse_key"} <= fired
     trace = out.read_text("utf-8")
     assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
-
-
-def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
-    """Every schedule with at most one deviation, single order: the fixed agent holds
-    (no ``retry_budget`` or other failure), the usual one does not."""
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
-    def search(agent: type) -> Any:
-        tgt = Target(
-            policy=AsyncPolicy(agent),
-            contract=CONTRACT,
-            fixture=FIXTURE,
-            plans=(SINGLE,),
-            invariants=DEFAULT_INVARIANTS,
-            bounds=Bounds(max_faults=1, max_states=10**6),
-        )
-        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
-
-    fixed = search(langgraph_checkout.StableKeyLangGraphCheckoutAgent)
-    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
-    assert fixed.coverage["deviations"].get("late_commit", 0) > 0
-    found = search(langgraph_checkout.LangGraphCheckoutAgent).counterexample
-    assert found is not None and found.execution.failed("no_double_charge")
 
 
 # -- --agent MODULE:MAKE_AGENT --framework langgraph ----------------------------------------

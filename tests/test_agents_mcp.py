@@ -1,13 +1,13 @@
-"""Agents checked unmodified (issue 25), MCP first: the scripted model's retry decision is a
-choice of the search (``ModelTurn``), offered only to policies that ask for it; user MCP
-client code runs against ``txcheck.adapters.mcp`` on the simulated loop; the checkout agent
-as usually written double-charges under a late commit and the stable-key one does not; the
-decision is in the trace, replays, and the same choices give the same trace bytes."""
+"""Agents checked unmodified (issue 25), MCP: the scripted model's retry decision is a
+choice of the search (``ModelTurn``), offered only to policies that ask for it; which plan
+call an MCP call is; user MCP client code runs against ``txcheck.adapters.mcp`` on the
+simulated loop; default explore catches the usual agent and passes the fixed one. What
+every framework shares (late commit, the decision in the trace and its replay) is in
+test_agents_common.py."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,15 +17,18 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
-from txcheck import dumps_trace, load_trace, plan_from_json, replay, trace_of
+from tests.agent_runs import (
+    CONTRACT,
+    ROOT,
+    SINGLE,
+    explore,
+    late_commit_on_first_charge,
+    target,
+)
+from txcheck import plan_from_json
 from txcheck.adapters.model import call_of
 from txcheck.exploration.kernel.session import Session
-from txcheck.exploration.kernel.target import Bounds, Target
-from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.usercode.loading import load_policy
-from txcheck.invariants import DEFAULT_INVARIANTS
-from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.choices import (
     MODEL_KINDS,
     Action,
@@ -33,33 +36,16 @@ from txcheck.models.sim.choices import (
     Outcome,
     fault_kinds,
 )
-from txcheck.models.sim.fixture import default_fixture
 from txcheck.models.sim.policies import builtin_policy
-from txcheck.models.sim.policies.base import Policy
 from txcheck.models.sim.requests import Invoke, ModelTurn, ToolResult
 from txcheck.sim import AsyncPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from examples.agents import mcp_checkout  # noqa: E402
+from examples.agents import mcp_checkout
 
-CONTRACT = default_contract()
-FIXTURE = default_fixture()
-SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
 NAIVE = "examples.agents.mcp_checkout:McpCheckoutAgent"
 FIXED = "examples.agents.mcp_checkout:StableKeyMcpCheckoutAgent"
-
-
-def target(policy: Policy, *, skip: tuple[str, ...] = ()) -> Target:
-    return Target(
-        policy=policy,
-        contract=CONTRACT,
-        fixture=FIXTURE,
-        plans=(SINGLE,),
-        invariants=tuple(i for i in DEFAULT_INVARIANTS if i.name not in skip),
-        bounds=Bounds(max_faults=2, max_states=10**6),
-    )
 
 
 # -- the model's decision: a request kind whose outcomes are the options -------------------
@@ -194,57 +180,6 @@ def test_two_timeouts_then_the_same_read_twice_keep_the_retry_budget() -> None:
 # -- the MCP agent under a late commit ----------------------------------------------------
 
 
-def late_commit_on_first_charge(
-    policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
-) -> Session:
-    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
-    return drive_late_commit(
-        Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
-    )
-
-
-def charges(session: Session) -> list[dict[str, Any]]:
-    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
-
-
-def test_the_agent_as_usually_written_double_charges_through_a_late_commit() -> None:
-    session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.McpCheckoutAgent))
-    execution = session.finish()
-    assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
-    paid = charges(session)
-    assert len(paid) == 2 and paid[0]["key"] != paid[1]["key"]  # the model's fresh key
-    turns = [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    assert turns and turns[0].observed == {"decision": "fresh_key"}
-    assert turns[0].request["error"] == "timeout" and not turns[0].deviation
-
-
-def test_the_stable_key_agent_survives_the_same_late_commit() -> None:
-    session = late_commit_on_first_charge(AsyncPolicy(mcp_checkout.StableKeyMcpCheckoutAgent))
-    execution = session.finish()
-    assert execution.ok, [f.name for f in execution.failures]
-    assert len(charges(session)) == 1
-    # after the timeout it asks the key's record: in flight under this agent, so the call
-    # may still commit and no retry goes out; a person sees the calls listed
-    asked = [s for s in execution.steps if s.request.get("kind") == "KeyLookup"]
-    assert asked and asked[0].observed == {"record": "in_flight"}
-    attempts = [s for s in execution.steps if s.request.get("tool") == "charge_payment"]
-    assert {s.request.get("kind") for s in attempts} == {"Invoke"}
-    assert not [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
-    assert phases[-1] == "MANUAL"
-
-
-def test_the_default_schedule_completes_over_mcp() -> None:
-    for agent in (mcp_checkout.McpCheckoutAgent, mcp_checkout.StableKeyMcpCheckoutAgent):
-        session = Session(target(AsyncPolicy(agent)), SINGLE)
-        execution = session.finish()
-        assert execution.ok, [f.name for f in execution.failures]
-        tools = [s.request["tool"] for s in execution.steps if s.choice.action is Action.COMPLETE]
-        assert tools == [c.name for c in SINGLE[0].calls]
-        phases = [e.get("phase") for e in session.run.world.journals["orchestrator-1"]]
-        assert phases[-1] == "RECONCILED"
-
-
 def test_the_mcp_session_runs_on_the_simulated_loop_without_threads() -> None:
     """The SDK's in-memory transport (anyio memory streams, the JSON-RPC session) runs on
     ``SimLoop``: no thread is started, the tools listed are the contract's, and the agent's
@@ -287,100 +222,7 @@ def test_the_mcp_session_runs_on_the_simulated_loop_without_threads() -> None:
     assert adapter.call_of(SINGLE[0], CONTRACT, call.name, fresh) == call.id
 
 
-def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
-    """The model repeats the timed-out charge with the same arguments (a deviation): the
-    trace records the decision, a replay reproduces it, and the same choices give the
-    same trace bytes."""
-    policy = AsyncPolicy(mcp_checkout.McpCheckoutAgent)
-    session = Session(target(policy), SINGLE, stop_at_first=False)
-    timed_out = decided = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not timed_out
-                and option.outcome is Outcome.TIMEOUT_BEFORE_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, timed_out = option, True
-            if (
-                not decided
-                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
-                and isinstance(request, ModelTurn)
-            ):
-                choice, decided = option, True
-        session.apply(choice)
-    execution = session.finish()
-    assert timed_out and decided
-    turn = next(s for s in execution.steps if s.request.get("kind") == "ModelTurn")
-    assert turn.deviation and turn.observed == {"decision": "same_arguments"}
-    paid = charges(session)
-    assert len(paid) == 1  # the same key: the repeat committed once
-    document = trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    first = dumps_trace(document)
-    path = tmp_path / "trace.json"
-    path.write_text(first, "utf-8")
-    again = replay(load_trace(path), target(policy))
-    assert [s.to_json() for s in again.steps] == [s.to_json() for s in execution.steps]
-    second = dumps_trace(
-        trace_of(again, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    )
-    assert first == second
-    assert '"decision": "same_arguments"' in first
-
-
-def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
-    # the run stops at its first failure, as a search's does: the double charge, once the
-    # hygiene rule that a fresh key breaks at once is left out
-    policy = AsyncPolicy(mcp_checkout.McpCheckoutAgent)
-    skip = ("retries_reuse_key",)
-    session = late_commit_on_first_charge(policy, stop_at_first=True, skip=skip)
-    execution = session.finish()
-    assert execution.failed("no_double_charge")
-    path = tmp_path / "trace.json"
-    path.write_text(
-        dumps_trace(
-            trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-        ),
-        "utf-8",
-    )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "txcheck",
-            "replay",
-            str(path),
-            "--policy",
-            NAIVE,
-            "--skip-invariant",
-            *skip,
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 1, done.stderr  # the double charge again
-    assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
-
-
 # -- the search, with default settings -----------------------------------------------------
-
-
-def explore(
-    policy: str, seed: str, cwd: Path, out: Path, *extra: str
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "txcheck", "explore", "--policy", policy, "--seed", seed,
-         "--trace-out", str(out), "--json", *extra],
-        cwd=cwd, capture_output=True, text=True, check=False, timeout=3000,
-    )  # fmt: skip
 
 
 def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
@@ -390,50 +232,23 @@ def test_default_explore_catches_the_usual_agent_fast(tmp_path: Path) -> None:
     counterexample leads with it, the model's decision in the trace. Without the hygiene
     rule the search reaches the same harm."""
     out = tmp_path / "naive.json"
-    caught = explore(NAIVE, "1", ROOT, out)
+    caught = explore(NAIVE, "1", out)
     assert caught.returncode == 1, caught.stderr[-2000:]
     found = json.loads(caught.stdout)["counterexample"]
     assert found["invariant"] == "no_double_charge" and found["deviations"] == 1
     assert "retries_reuse_key" in {v["invariant"] for v in found["violations"]}
     trace = out.read_text("utf-8")
     assert '"kind": "ModelTurn"' in trace and '"decision": "fresh_key"' in trace
-    harm = explore(
-        NAIVE, "1", ROOT, tmp_path / "harm.json", "--skip-invariant", "retries_reuse_key"
-    )
+    harm = explore(NAIVE, "1", tmp_path / "harm.json", "--skip-invariant", "retries_reuse_key")
     assert harm.returncode == 1, harm.stderr[-2000:]
     violations = json.loads(harm.stdout)["counterexample"]["violations"]
     assert "no_double_charge" in {v["invariant"] for v in violations}
 
 
-def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
-    """Every schedule with at most one deviation, single order: the fixed agent holds
-    (at two, 20,698 states, it held too when measured; too slow for this tier)."""
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
-    def search(agent: type) -> Any:
-        tgt = Target(
-            policy=AsyncPolicy(agent),
-            contract=CONTRACT,
-            fixture=FIXTURE,
-            plans=(SINGLE,),
-            invariants=DEFAULT_INVARIANTS,
-            bounds=Bounds(max_faults=1, max_states=10**6),
-        )
-        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
-
-    fixed = search(mcp_checkout.StableKeyMcpCheckoutAgent)
-    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
-    # a model's decision follows a fault, so it needs a second deviation: none here
-    taken = fixed.coverage["deviations"]
-    assert taken.get("late_commit", 0) > 0 and "model_stops" not in taken
-    assert search(mcp_checkout.McpCheckoutAgent).counterexample is not None
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_catches_the_usual_agent(seed: str, tmp_path: Path) -> None:
-    caught = explore(NAIVE, seed, ROOT, tmp_path / "naive.json")
+    caught = explore(NAIVE, seed, tmp_path / "naive.json")
     assert caught.returncode == 1, caught.stderr[-2000:]
     assert json.loads(caught.stdout)["counterexample"]["invariant"] == "no_double_charge"
 
@@ -446,5 +261,5 @@ def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> No
     landing, the key's record expiring, the model's retry. The agent now asks the key's
     record after a timeout and hands a key in flight to a person; this holds it to that
     (not yet seen to pass: a run takes tens of minutes of CPU)."""
-    passed = explore(FIXED, seed, ROOT, tmp_path / "fixed.json")
+    passed = explore(FIXED, seed, tmp_path / "fixed.json")
     assert passed.returncode == 0, passed.stdout[-4000:]

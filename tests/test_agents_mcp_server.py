@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 pytest.importorskip("mcp")
@@ -22,53 +21,38 @@ pytest.importorskip("mcp")
 from mcp import Client, types
 from mcp.server import Server
 
-from tests.late_commit_runs import late_commit_on_first_charge
+from tests.agent_runs import (
+    CONTRACT,
+    FIXTURE,
+    ROOT,
+    SINGLE,
+    charges,
+    late_commit_on_first_charge,
+    model_repeats_after,
+    search_at_one_deviation,
+    target,
+)
 from txcheck import dumps_trace, load_trace, replay, trace_of
 from txcheck.adapters.mcp import agent_policy, user_server
 from txcheck.adapters.model import Feedback, ScriptedModel
 from txcheck.cli import main
 from txcheck.exploration.kernel.session import Session
-from txcheck.exploration.kernel.target import Bounds, Target
-from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.usercode.loading import load_policy
-from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import PolicyError
-from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.choices import Outcome
-from txcheck.models.sim.fixture import default_fixture
-from txcheck.models.sim.policies.base import Policy
-from txcheck.models.sim.requests import Invoke, ModelTurn
 from txcheck.sim import AsyncPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from examples.agents import mcp_server_checkout as gateway  # noqa: E402
+from examples.agents import mcp_server_checkout as gateway
 
-CONTRACT = default_contract()
-FIXTURE = default_fixture()
-SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
 EXAMPLE = "examples.agents.mcp_server_checkout"
 AGENT = f"{EXAMPLE}:make_agent"
 USUAL = f"mcp:{AGENT}@{EXAMPLE}:make_server"
 FIXED = f"mcp:{AGENT}@{EXAMPLE}:make_fixed_server"
 HERE = "tests.test_agents_mcp_server"
+LOST = Outcome.LOST_RESPONSE_AFTER_COMMIT
 VALID_PLAN = ROOT / "examples" / "proposals" / "valid_openai_chat.json"
-
-
-def target(policy: Policy) -> Target:
-    return Target(
-        policy=policy,
-        contract=CONTRACT,
-        fixture=FIXTURE,
-        plans=(SINGLE,),
-        invariants=DEFAULT_INVARIANTS,
-        bounds=Bounds(max_faults=2, max_states=10**6),
-    )
-
-
-def charges(session: Session) -> list[dict[str, Any]]:
-    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
 
 
 # -- servers and agents of this module's own ------------------------------------------------
@@ -188,7 +172,7 @@ def test_a_worker_rebuilds_the_agent_and_its_server_from_the_spec() -> None:
     description = pickle.loads(pickle.dumps(TargetDescription(policy=USUAL)))
     rebuilt = build_target(description, policy_timeout=None)
     assert getattr(rebuilt.policy, "import_path", None) == USUAL
-    session, execution = repeat_after_a_lost_charge(rebuilt.policy)
+    session, execution = model_repeats_after(rebuilt.policy, LOST)
     assert execution.failed("no_double_charge") and len(charges(session)) == 2
 
 
@@ -238,9 +222,7 @@ def test_the_usual_gateway_charges_twice_through_a_late_commit(
 ) -> None:
     started: list[str] = []
     monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread.name))
-    session = late_commit_on_first_charge(
-        Session(target(AsyncPolicy(gateway.GatewayCheckoutAgent)), SINGLE, stop_at_first=False)
-    )
+    session = late_commit_on_first_charge(AsyncPolicy(gateway.GatewayCheckoutAgent))
     execution = session.finish()
     assert started == []  # the SDK's MCPServer and Client ran on the simulated loop alone
     assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
@@ -248,9 +230,7 @@ def test_the_usual_gateway_charges_twice_through_a_late_commit(
 
 
 def test_the_fixed_gateway_survives_the_same_late_commit() -> None:
-    session = late_commit_on_first_charge(
-        Session(target(AsyncPolicy(gateway.FixedGatewayCheckoutAgent)), SINGLE, stop_at_first=False)
-    )
+    session = late_commit_on_first_charge(AsyncPolicy(gateway.FixedGatewayCheckoutAgent))
     execution = session.finish()
     assert execution.ok, [f.name for f in execution.failures]
     assert len(charges(session)) == 1
@@ -264,58 +244,15 @@ def test_the_fixed_gateway_survives_the_same_late_commit() -> None:
 def test_the_agents_own_fix_does_not_survive_the_usual_gateway() -> None:
     """Stable keys from the agent and a timeout resolved by asking: the gateway still
     mints its own key for the retried charge, so the late commit charges twice."""
-    session = late_commit_on_first_charge(
-        Session(
-            target(AsyncPolicy(gateway.StableKeyGatewayCheckoutAgent)),
-            SINGLE,
-            stop_at_first=False,
-        )
-    )
+    session = late_commit_on_first_charge(AsyncPolicy(gateway.StableKeyGatewayCheckoutAgent))
     assert session.finish().failed("no_double_charge")
     assert sorted(op["key"] for op in charges(session)) == ["gw-00000001", "gw-00000002"]
 
 
 def test_the_systematic_search_proves_the_fixed_composition_at_one_deviation() -> None:
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
-    def search(agent: type) -> Any:
-        tgt = attrs.evolve(
-            target(AsyncPolicy(agent)), bounds=Bounds(max_faults=1, max_states=10**6)
-        )
-        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
-
-    fixed = search(gateway.FixedGatewayCheckoutAgent)
+    fixed = search_at_one_deviation(gateway.FixedGatewayCheckoutAgent)
     assert fixed.counterexample is None and fixed.complete and fixed.states > 100
-    assert search(gateway.GatewayCheckoutAgent).counterexample is not None
-
-
-def repeat_after_a_lost_charge(policy: Policy) -> tuple[Session, Any]:
-    """The charge's answer is lost after it commits; the model repeats the call with the
-    same arguments (a deviation); otherwise the default schedule."""
-    session = Session(target(policy), SINGLE, stop_at_first=False)
-    lost = repeated = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not lost
-                and option.outcome is Outcome.LOST_RESPONSE_AFTER_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, lost = option, True
-            if (
-                not repeated
-                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
-                and isinstance(request, ModelTurn)
-            ):
-                choice, repeated = option, True
-        session.apply(choice)
-    assert lost and repeated
-    return session, session.finish()
+    assert search_at_one_deviation(gateway.GatewayCheckoutAgent).counterexample is not None
 
 
 def test_a_model_that_repeats_its_key_is_charged_twice_by_the_usual_gateway() -> None:
@@ -323,14 +260,14 @@ def test_a_model_that_repeats_its_key_is_charged_twice_by_the_usual_gateway() ->
     that commits once; through the usual gateway, which mints its own key per request,
     twice. The trace shows the gateway's keys."""
     usual = load_policy(USUAL, timeout=None).policy
-    session, execution = repeat_after_a_lost_charge(usual)
+    session, execution = model_repeats_after(usual, LOST)
     assert execution.failed("no_double_charge")
     assert [op["key"] for op in charges(session)] == ["gw-00000001", "gw-00000002"]
     contract_server = load_policy(f"mcp:{AGENT}", timeout=None).policy
-    session, execution = repeat_after_a_lost_charge(contract_server)
+    session, execution = model_repeats_after(contract_server, LOST)
     assert not execution.failed("no_double_charge") and len(charges(session)) == 1
     fixed = load_policy(FIXED, timeout=None).policy
-    session, execution = repeat_after_a_lost_charge(fixed)
+    session, execution = model_repeats_after(fixed, LOST)
     assert not execution.failed("no_double_charge") and len(charges(session)) == 1
 
 
@@ -338,7 +275,7 @@ def test_the_same_choices_give_the_same_trace_bytes(tmp_path: Path) -> None:
     usual = load_policy(USUAL, timeout=None).policy
     texts = []
     for _ in range(2):
-        _session, execution = repeat_after_a_lost_charge(usual)
+        _session, execution = model_repeats_after(usual, LOST)
         document = trace_of(
             execution, policy=USUAL, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE
         )

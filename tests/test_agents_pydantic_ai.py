@@ -1,15 +1,14 @@
 """pydantic-ai agents checked unmodified (issue 25): the framework's own loop runs on the
 simulated loop with the scripted model as its model (``Agent.override``) and the contract's
-tools bound to the world; the checkout agent as usually written double-charges under a late
-commit and the stable-key one does not; the model's decision is in the trace, replays, and
-the same choices give the same trace bytes; ``--agent ... --framework pydantic-ai`` runs a
-bare agent end to end."""
+tools bound to the world; what the loop cannot control is off or refused; default explore
+catches the usual agent and passes the fixed one; ``--agent ... --framework pydantic-ai``
+runs a bare agent end to end. What every framework shares (late commit, the decision in
+the trace and its replay) is in test_agents_common.py."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,16 @@ pytest.importorskip("pydantic_ai")
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
-from tests.late_commit_runs import late_commit_on_first_charge as drive_late_commit
-from txcheck import dumps_trace, load_trace, replay, trace_of
+from tests.agent_runs import (
+    CONTRACT,
+    FIXTURE,
+    ROOT,
+    SINGLE,
+    explore,
+    late_commit_on_first_charge,
+    target,
+    txcheck,
+)
 from txcheck.adapters import pydantic_ai as adapter
 from txcheck.adapters.model import ToolCall
 from txcheck.exploration.kernel.session import Session
@@ -31,48 +38,16 @@ from txcheck.exploration.plansets.representative import representative_plans
 from txcheck.exploration.usercode.loading import load_policy
 from txcheck.invariants import DEFAULT_INVARIANTS
 from txcheck.models.errors import PolicyError
-from txcheck.models.plan.contract_loader import default_contract
 from txcheck.models.sim.choices import Action, Outcome
-from txcheck.models.sim.fixture import default_fixture
-from txcheck.models.sim.policies.base import Policy
-from txcheck.models.sim.requests import Invoke, ModelTurn
 from txcheck.sim import AsyncPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from examples.agents import pydantic_ai_checkout as example  # noqa: E402
+from examples.agents import pydantic_ai_checkout as example
 
-CONTRACT = default_contract()
-FIXTURE = default_fixture()
-SINGLE, _DOUBLE = representative_plans(CONTRACT, FIXTURE)
 NAIVE = "examples.agents.pydantic_ai_checkout:PydanticAiCheckoutAgent"
 FIXED = "examples.agents.pydantic_ai_checkout:StableKeyPydanticAiCheckoutAgent"
 BARE = "examples.agents.pydantic_ai_checkout:make_agent"
-
-
-def target(policy: Policy, *, skip: tuple[str, ...] = (), faults: int = 2) -> Target:
-    return Target(
-        policy=policy,
-        contract=CONTRACT,
-        fixture=FIXTURE,
-        plans=(SINGLE,),
-        invariants=tuple(i for i in DEFAULT_INVARIANTS if i.name not in skip),
-        bounds=Bounds(max_faults=faults, max_states=10**6),
-    )
-
-
-def late_commit_on_first_charge(
-    policy: Policy, *, stop_at_first: bool = False, skip: tuple[str, ...] = ()
-) -> Session:
-    """The shared late-commit schedule (``tests.late_commit_runs``) on ``policy``."""
-    return drive_late_commit(
-        Session(target(policy, skip=skip), SINGLE, stop_at_first=stop_at_first)
-    )
-
-
-def charges(session: Session) -> list[dict[str, Any]]:
-    return [op for op in session.run.world.operations if op["tool"] == "charge_payment"]
 
 
 def phases(session: Session) -> list[Any]:
@@ -103,29 +78,6 @@ def test_a_tool_result_becomes_the_models_feedback() -> None:
 
 
 # -- the pydantic-ai agent under a late commit ---------------------------------------------
-
-
-def test_the_agent_as_usually_written_double_charges_through_a_late_commit() -> None:
-    session = late_commit_on_first_charge(AsyncPolicy(example.PydanticAiCheckoutAgent))
-    execution = session.finish()
-    assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
-    paid = charges(session)
-    assert len(paid) == 2 and paid[0]["key"] != paid[1]["key"]  # the model's fresh key
-    turns = [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    assert turns and turns[0].observed == {"decision": "fresh_key"}
-    assert turns[0].request["error"] == "timeout" and not turns[0].deviation
-    assert phases(session)[-1] == "RECONCILED"  # the agent never knew
-
-
-def test_the_stable_key_agent_survives_the_same_late_commit() -> None:
-    session = late_commit_on_first_charge(AsyncPolicy(example.StableKeyPydanticAiCheckoutAgent))
-    execution = session.finish()
-    assert execution.ok, [f.name for f in execution.failures]
-    assert len(charges(session)) == 1
-    asked = [s for s in execution.steps if s.request.get("kind") == "KeyLookup"]
-    assert asked and asked[0].observed == {"record": "in_flight"}
-    assert not [s for s in execution.steps if s.request.get("kind") == "ModelTurn"]
-    assert phases(session)[-1] == "MANUAL"
 
 
 def test_the_default_schedule_completes_with_pydantic_ai() -> None:
@@ -294,82 +246,7 @@ def test_an_agent_whose_output_is_not_text_is_refused_naming_the_setting() -> No
         adapter.agent_policy(lambda: "not an agent")
 
 
-def test_a_model_deviation_is_taken_recorded_and_replayed(tmp_path: Path) -> None:
-    """The model repeats the timed-out charge with the same arguments (a deviation): the
-    trace records the decision, a replay reproduces it, and the same choices give the
-    same trace bytes."""
-    policy = AsyncPolicy(example.PydanticAiCheckoutAgent)
-    session = Session(target(policy), SINGLE, stop_at_first=False)
-    timed_out = decided = False
-    while session.choices() and not session.done:
-        options = session.choices()
-        choice = options[0]
-        for option in options:
-            request = session.run.request_of(option.actor)
-            if (
-                not timed_out
-                and option.outcome is Outcome.TIMEOUT_BEFORE_COMMIT
-                and isinstance(request, Invoke)
-                and request.tool == "charge_payment"
-            ):
-                choice, timed_out = option, True
-            if (
-                not decided
-                and option.outcome is Outcome.RETRY_SAME_ARGUMENTS
-                and isinstance(request, ModelTurn)
-            ):
-                choice, decided = option, True
-        session.apply(choice)
-    execution = session.finish()
-    assert timed_out and decided
-    turn = next(s for s in execution.steps if s.request.get("kind") == "ModelTurn")
-    assert turn.deviation and turn.observed == {"decision": "same_arguments"}
-    assert len(charges(session)) == 1  # the same key: the repeat committed once
-    document = trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    first = dumps_trace(document)
-    path = tmp_path / "trace.json"
-    path.write_text(first, "utf-8")
-    again = replay(load_trace(path), target(AsyncPolicy(example.PydanticAiCheckoutAgent)))
-    assert [s.to_json() for s in again.steps] == [s.to_json() for s in execution.steps]
-    second = dumps_trace(
-        trace_of(again, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-    )
-    assert first == second
-    assert '"decision": "same_arguments"' in first
-
-
-def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "txcheck", *argv],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=3000,
-    )  # fmt: skip
-
-
-def test_txcheck_replay_reproduces_the_model_decision(tmp_path: Path) -> None:
-    policy = AsyncPolicy(example.PydanticAiCheckoutAgent)
-    skip = ("retries_reuse_key",)
-    session = late_commit_on_first_charge(policy, stop_at_first=True, skip=skip)
-    execution = session.finish()
-    assert execution.failed("no_double_charge")
-    path = tmp_path / "trace.json"
-    path.write_text(
-        dumps_trace(
-            trace_of(execution, policy=NAIVE, contract=CONTRACT, fixture=FIXTURE, plans=SINGLE)
-        ),
-        "utf-8",
-    )
-    done = run_cli("replay", str(path), "--policy", NAIVE, "--skip-invariant", *skip, "--json")
-    assert done.returncode == 1, done.stderr  # the double charge again
-    assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
-
-
 # -- the search, with default settings -----------------------------------------------------
-
-
-def explore(policy: str, seed: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(
-        "explore", "--policy", policy, "--seed", seed, "--trace-out", str(out), "--json", *extra
-    )
 
 
 @pytest.mark.parametrize(
@@ -395,7 +272,7 @@ def test_a_bare_agent_factory_is_explored_end_to_end(tmp_path: Path) -> None:
     (no validation, no journal), with its model and tools replaced; the trace names the
     spec and replays with ``--policy SPEC``."""
     out = tmp_path / "bare.json"
-    caught = run_cli(
+    caught = txcheck(
         "explore", "--agent", BARE, "--framework", "pydantic-ai", "--seed", "1",
         "--trace-out", str(out), "--json",
     )  # fmt: skip
@@ -403,33 +280,9 @@ def test_a_bare_agent_factory_is_explored_end_to_end(tmp_path: Path) -> None:
     spec = f"pydantic-ai:{BARE}"
     assert json.loads(out.read_text("utf-8"))["policy"] == spec
     assert load_policy(spec, timeout=None).policy.model_turns
-    again = run_cli("replay", str(out), "--policy", spec)
+    again = txcheck("replay", str(out), "--policy", spec)
     assert again.returncode == 1, again.stderr[-2000:]
     assert "reproduced" in again.stdout.lower()
-
-
-def test_the_systematic_search_proves_the_fixed_agent_at_one_deviation() -> None:
-    """Every schedule with at most one deviation, single order: the fixed agent holds,
-    and the usual one is caught."""
-    from txcheck.exploration.engines.systematic import SystematicEngine  # noqa: PLC0415
-    from txcheck.exploration.kernel.context import SearchContext  # noqa: PLC0415
-
-    def search(agent: type) -> Any:
-        tgt = Target(
-            policy=AsyncPolicy(agent),
-            contract=CONTRACT,
-            fixture=FIXTURE,
-            plans=(SINGLE,),
-            invariants=DEFAULT_INVARIANTS,
-            bounds=Bounds(max_faults=1, max_states=10**6),
-        )
-        return SystematicEngine().explore(tgt, SearchContext.of(tgt))
-
-    fixed = search(example.StableKeyPydanticAiCheckoutAgent)
-    assert fixed.counterexample is None and fixed.complete and fixed.states > 100
-    taken = fixed.coverage["deviations"]
-    assert taken.get("late_commit", 0) > 0 and "model_stops" not in taken
-    assert search(example.PydanticAiCheckoutAgent).counterexample is not None
 
 
 @pytest.mark.slow
