@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client, types
-from mcp.server import Server
+from mcp.server import MCPServer, Server
 
 from tests.agent_runs import (
     CONTRACT,
@@ -117,6 +117,20 @@ def make_no_server(ports: Any) -> dict[str, str]:
 
 def make_failing_server(ports: Any) -> Server[Any]:
     raise RuntimeError("no payment credentials")
+
+
+def make_sync_tool_server(ports: Any) -> MCPServer[Any]:
+    app: MCPServer[Any] = MCPServer("sync", log_level="WARNING")
+
+    @app.tool()
+    async def get_order(order_id: str) -> str:
+        return order_id
+
+    @app.tool()
+    def charge_payment(order_id: str) -> str:  # the SDK would run it in a thread
+        return order_id
+
+    return app
 
 
 def make_hostile_server(ports: Any) -> Server[Any]:
@@ -301,6 +315,7 @@ def test_the_same_choices_give_the_same_trace_bytes(tmp_path: Path) -> None:
         (["--mcp-server", f"{HERE}:make_no_server"], "must return an mcp.server.Server"),
         (["--mcp-server", f"{HERE}:make_async_server"], "(got coroutine)"),
         (["--mcp-server", f"{HERE}:make_failing_server"], "raised RuntimeError: no payment"),
+        (["--mcp-server", f"{HERE}:make_sync_tool_server"], "tool 'charge_payment' is a sync"),
         (["--mcp-server", "not a spec"], "import path"),
     ],
 )

@@ -38,11 +38,12 @@ MODULE:make_server]``):
 - ``user_server(make_server)``: the user's own MCP server in place of the contract's.
   ``make_server(ports)`` is called once per orchestrator generation and returns an
   ``mcp.server.Server`` or an ``mcp.server.MCPServer`` (async tools only: the SDK runs a sync
-  tool in a thread) whose handlers reach the world through ``ports`` (``ServerPorts``: the
-  run's ports, ``tools.call`` and ``tools.lookup`` with the plan call supplied by
-  ``call_of`` when not given, no ``model``). Every port operation is a world request, so
-  every fault between the server and the world is the checker's choice, and what the
-  handler does (the key it sends, the lookups it makes) is in the trace.
+  tool in a thread, so one is refused by name) whose handlers reach the world through
+  ``ports`` (``ServerPorts``: the run's ports, ``tools.call`` and ``tools.lookup`` with
+  the plan call supplied by ``call_of`` when not given, no ``model``). Every port
+  operation is a world request, so every fault between the server and the world is the
+  checker's choice, and what the handler does (the key it sends, the lookups it makes) is
+  in the trace.
 """
 
 from __future__ import annotations
@@ -221,12 +222,31 @@ def _named(make: Callable[..., Any], default: str) -> str:
 
 
 def _check_server(made: Any, make: MakeServer) -> Server[Any] | MCPServer[Any]:
-    if isinstance(made, (Server, MCPServer)):
+    if isinstance(made, MCPServer):
+        _refuse_sync_tools(made, make)
+        return made
+    if isinstance(made, Server):
         return made
     raise PolicyError(
         f"MCP server factory {_named(make, 'make_server')}(ports) must return an "
         f"mcp.server.Server or mcp.server.MCPServer (got {type(made).__name__})"
     )
+
+
+def _refuse_sync_tools(made: MCPServer[Any], make: MakeServer) -> None:
+    """An ``MCPServer`` runs a sync tool with ``anyio.to_thread``: a thread the simulated
+    loop cannot see or schedule, so such a tool is refused by name. The tool list is the
+    SDK's ``_tool_manager`` (mcp 2.3.0, the pinned version); without it nothing is refused
+    and the loop's fence stops a thread at run time."""
+    manager = getattr(made, "_tool_manager", None)
+    tools = manager.list_tools() if manager is not None else ()
+    sync = sorted(t.name for t in tools if not getattr(t, "is_async", True))
+    if sync:
+        raise PolicyError(
+            f"MCP server factory {_named(make, 'make_server')}(ports): tool {sync[0]!r} is a "
+            f"sync function, which MCPServer runs in a thread the simulated loop cannot "
+            f"see; write it 'async def'"
+        )
 
 
 class _Unconnected:
