@@ -173,7 +173,7 @@ def test_framework_mcp_with_a_user_server_is_explored_traced_and_replayed(
         for s in document["steps"]
         if s["request"].get("tool") == "charge_payment" and s["request"].get("kind") == "Invoke"
     }
-    assert keys == {"gw-00000001", "gw-00000002"}  # the server's keys, not the model's
+    assert keys == {"gw-1-000001", "gw-1-000002"}  # the server's keys, not the model's
     assert main(["replay", str(trace), "--policy", USUAL]) == 1
     assert "reproduced" in capsys.readouterr().out.lower()
 
@@ -222,7 +222,7 @@ def test_the_direct_transport_serves_the_same_run() -> None:
     policy = AsyncPolicy(agent_policy(lambda: direct, gateway.make_server))
     session = Session(target(policy), SINGLE)
     assert session.finish().ok
-    assert [op["key"] for op in charges(session)] == ["gw-00000001"]
+    assert [op["key"] for op in charges(session)] == ["gw-1-000001"]
     direct.mode = "stdio"  # type: ignore[attr-defined]
     with pytest.raises(PolicyError, match=r"MCP mode 'stdio' \(known: legacy, auto\)"):
         agent_policy(lambda: direct, gateway.make_server)
@@ -240,7 +240,7 @@ def test_the_usual_gateway_charges_twice_through_a_late_commit(
     execution = session.finish()
     assert started == []  # the SDK's MCPServer and Client ran on the simulated loop alone
     assert execution.failed("no_double_charge") and execution.failed("no_double_effect")
-    assert sorted(op["key"] for op in charges(session)) == ["gw-00000001", "gw-00000002"]
+    assert sorted(op["key"] for op in charges(session)) == ["gw-1-000001", "gw-1-000002"]
 
 
 def test_the_fixed_gateway_survives_the_same_late_commit() -> None:
@@ -260,7 +260,7 @@ def test_the_agents_own_fix_does_not_survive_the_usual_gateway() -> None:
     mints its own key for the retried charge, so the late commit charges twice."""
     session = late_commit_on_first_charge(AsyncPolicy(gateway.StableKeyGatewayCheckoutAgent))
     assert session.finish().failed("no_double_charge")
-    assert sorted(op["key"] for op in charges(session)) == ["gw-00000001", "gw-00000002"]
+    assert sorted(op["key"] for op in charges(session)) == ["gw-1-000001", "gw-1-000002"]
 
 
 def test_the_systematic_search_proves_the_fixed_composition_at_one_deviation() -> None:
@@ -276,7 +276,7 @@ def test_a_model_that_repeats_its_key_is_charged_twice_by_the_usual_gateway() ->
     usual = load_policy(USUAL, timeout=None).policy
     session, execution = model_repeats_after(usual, LOST)
     assert execution.failed("no_double_charge")
-    assert [op["key"] for op in charges(session)] == ["gw-00000001", "gw-00000002"]
+    assert [op["key"] for op in charges(session)] == ["gw-1-000001", "gw-1-000002"]
     contract_server = load_policy(f"mcp:{AGENT}", timeout=None).policy
     session, execution = model_repeats_after(contract_server, LOST)
     assert not execution.failed("no_double_charge") and len(charges(session)) == 1
@@ -397,7 +397,7 @@ def test_default_explore_finds_the_gateways_double_charge(
     assert code == 1
     found = verdict["counterexample"]
     assert found["invariant"] == "no_double_charge"
-    assert '"gw-00000002"' in out.read_text("utf-8")
+    assert '"gw-1-000002"' in out.read_text("utf-8")
 
 
 @pytest.mark.slow

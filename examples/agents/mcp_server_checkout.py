@@ -9,9 +9,10 @@ are the simulated world's ports, so every request the server makes is a point wh
 checker chooses what happens (a timeout, a lost response, a late commit).
 
 - ``make_server`` (as usually written) forwards each call (a write under the caller's
-  key, if any), but for a charge mints a fresh idempotency key per request, as a payment provider's
-  quick-start does (``uuid.uuid4().hex`` in production; a per-server serial here, so that
-  the same choices give the same trace). Whatever the model sends, a retried charge is a
+  key, if any), but for a charge mints a fresh idempotency key per request, as a payment
+  provider's quick-start does (``uuid.uuid4().hex`` in production; here a serial prefixed
+  with the server's generation, so that the same choices give the same trace and a
+  restarted server never repeats a key). Whatever the model sends, a retried charge is a
   new charge to the payment service: when the first one committed but its answer was lost
   or late, the customer is charged twice.
 - ``make_fixed_server`` derives every write's key from the business intent (the tool and
@@ -146,11 +147,13 @@ def make_server(ports: Any) -> MCPServer:
     """The gateway as usually written: each write under the caller's key, except a charge,
     which gets a fresh idempotency key per request, as the payment provider's
     quick-start shows."""
-    serial = itertools.count(1)  # production: uuid.uuid4().hex, one per request
+    # production: uuid.uuid4().hex, one per request; here a serial within the server
+    # process, prefixed with its generation so that a restarted server never repeats a key
+    serial = itertools.count(1)
 
     async def write(tool: str, arguments: dict[str, Any], key: str) -> dict[str, Any]:
         if tool == "charge_payment":
-            key = f"gw-{next(serial):08x}"
+            key = f"gw-{ports.generation}-{next(serial):06x}"
         return await _send(ports, tool, {**arguments, "idempotency_key": key} if key else arguments)
 
     return _gateway("checkout-gateway", ports, write)
