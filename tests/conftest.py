@@ -1,10 +1,12 @@
 """Shared fixtures: a real local Dask cluster, a real Redis server and a PostgreSQL
-database, each started once, only by the tests that ask for them."""
+database, each started once, only by the tests that ask for them; and for every test, a
+check that it leaves the SIGINT and SIGTERM handlers as it found them."""
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -12,6 +14,27 @@ from collections.abc import Iterator
 
 import postgres_cluster
 import pytest
+
+_WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_left_as_found() -> Iterator[None]:
+    """Every test leaves SIGINT's and SIGTERM's handlers as it found them: a handler left
+    behind by an in-process command changes what a later test's Ctrl-C does (it once made
+    the real Ctrl-C test depend on file order). The handlers are put back and the test
+    that changed them fails, naming them."""
+    before = {number: signal.getsignal(number) for number in _WATCHED_SIGNALS}
+    yield
+    changed = {
+        signal.Signals(number).name: handler
+        for number in _WATCHED_SIGNALS
+        if (handler := signal.getsignal(number)) is not before[number]
+    }
+    for number, handler in before.items():
+        signal.signal(number, handler)
+    if changed:
+        pytest.fail(f"the test left signal handlers changed: {changed!r}")
 
 
 @pytest.fixture(scope="module")
