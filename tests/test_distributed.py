@@ -174,13 +174,15 @@ RANDOM = (
 
 
 def test_seed_and_workers_give_the_same_bytes_and_the_in_process_verdict(tmp_path: Path) -> None:
+    written = tmp_path / "txcheck-counterexample.json"
     first = _explore(tmp_path, *SEEDED, "--workers", "2")
-    trace = (tmp_path / "txcheck-counterexample.json").read_bytes()
+    trace = written.read_bytes()
+    written.unlink()
     again = _explore(tmp_path, *SEEDED, "--workers", "2")
+    assert trace != b"" and written.read_bytes() == trace  # the same counterexample's bytes
     alone = _explore(tmp_path, *SEEDED)
     assert first.returncode == again.returncode == alone.returncode == 1, first.stderr
     assert first.stdout == again.stdout
-    assert (tmp_path / "txcheck-counterexample.json").read_bytes() != b""
     assert first.stderr == again.stderr == ""
     spread, local = json.loads(first.stdout), json.loads(alone.stdout)
     assert spread["verdict"]["outcome"] == local["verdict"]["outcome"] == "counterexample"
@@ -188,7 +190,6 @@ def test_seed_and_workers_give_the_same_bytes_and_the_in_process_verdict(tmp_pat
     assert notes[0] == (
         "spread over 2 local worker processes: 2 share(s) of 40 examples, seeds derived from 4"
     )
-    del trace
 
 
 def test_one_worker_is_the_in_process_search(tmp_path: Path) -> None:

@@ -197,7 +197,21 @@ def test_a_state_budget_finishes_one_plan_set_rather_than_two_halves() -> None:
 # -- on a real cluster of two worker processes ---------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+# each of these took over 10 s of the default suite (which is meant to stay under ten
+# minutes): the slow tier runs them, and every policy over every plan set
+_SLOW_ON_WORKERS = {
+    "mutant-validate-first-call-only",
+    "mutant-validate-list-order",
+    "mutant-compensate-forward",
+    "mutant-retry-rejections",
+    "mutant-skip-timed-out-compensation",
+}
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [pytest.param(p, marks=pytest.mark.slow) if p in _SLOW_ON_WORKERS else p for p in POLICIES],
+)
 def test_two_workers_prove_what_one_process_proves(dask_workers: Any, policy: str) -> None:
     alone, spread = _searched(policy, "alone"), _searched(policy, "dask", dask_workers)
     assert _proved(spread) == _proved(alone)
