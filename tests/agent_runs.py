@@ -30,6 +30,7 @@ __all__ = [
     "ROOT",
     "SINGLE",
     "assert_cli_replays_the_double_charge",
+    "assert_default_explore_passed",
     "assert_trace_round_trips",
     "charges",
     "explore",
@@ -167,3 +168,13 @@ def assert_cli_replays_the_double_charge(policy: Policy, spec: str, tmp_path: Pa
     assert done.returncode == 1, done.stderr  # the double charge again
     assert "no_double_charge" in done.stdout and "fresh_key" in done.stdout
     assert "Exception ignored" not in done.stderr
+
+
+def assert_default_explore_passed(code: int, verdict: dict[str, Any]) -> None:
+    """A default ``explore`` that passed and earned it: exit 0, outcome ``pass``, no
+    counterexample, runs made and every plan set exhaustive to at least one deviation
+    (docs/agents.md, "The fixed examples under default explore")."""
+    assert code == 0, str(verdict.get("counterexample"))[-4000:]
+    summary = verdict["verdict"]
+    assert summary["outcome"] == "pass" and verdict["counterexample"] is None
+    assert summary["runs"] > 10_000 and summary["exhaustive_to"] >= 1, summary

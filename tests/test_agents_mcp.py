@@ -21,6 +21,7 @@ from tests.agent_runs import (
     CONTRACT,
     ROOT,
     SINGLE,
+    assert_default_explore_passed,
     explore,
     late_commit_on_first_charge,
     target,
@@ -260,6 +261,6 @@ def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> No
     a late commit, a lookup answering "not committed" while the call was in flight, the
     landing, the key's record expiring, the model's retry. The agent now asks the key's
     record after a timeout and hands a key in flight to a person; this holds it to that
-    (not yet seen to pass: a run takes tens of minutes of CPU)."""
+    (seeds 1 to 3 passed when measured: 509 to 727 s of CPU each, docs/agents.md)."""
     passed = explore(FIXED, seed, tmp_path / "fixed.json")
-    assert passed.returncode == 0, passed.stdout[-4000:]
+    assert_default_explore_passed(passed.returncode, json.loads(passed.stdout))

@@ -20,6 +20,7 @@ from tests.agent_runs import (
     CONTRACT,
     ROOT,
     SINGLE,
+    assert_default_explore_passed,
     explore,
     late_commit_on_first_charge,
     target,
@@ -191,4 +192,4 @@ def test_a_bare_agent_runs_end_to_end_with_agent_and_framework(tmp_path: Path) -
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_default_explore_passes_the_fixed_agent(seed: str, tmp_path: Path) -> None:
     passed = explore(FIXED, seed, tmp_path / "fixed.json")
-    assert passed.returncode == 0, passed.stdout[-4000:]
+    assert_default_explore_passed(passed.returncode, json.loads(passed.stdout))
