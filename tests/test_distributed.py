@@ -358,7 +358,13 @@ SYSTEMATIC = (
 )
 
 
-@pytest.mark.parametrize("search", [GUARDED, SYSTEMATIC], ids=["hypothesis", "systematic"])
+@pytest.mark.parametrize(
+    "search",
+    [
+        pytest.param(GUARDED, id="hypothesis", marks=pytest.mark.slow),
+        pytest.param(SYSTEMATIC, id="systematic"),
+    ],
+)  # one engine in the default suite, both in the slow tier
 def test_a_killed_worker_is_reported_and_its_share_run_again(
     workdir: Path, search: tuple[str, ...]
 ) -> None:

@@ -2,7 +2,8 @@
 the PostgreSQL reference stores (``txcheck.models.stores.postgres_mutants``), are caught by
 ``txcheck conform --dsn`` with the shortest failing history (the reference stores pass:
 tests/test_conform_postgres.py). Same structure as the SQLite tests: each run allows only
-what its bug needs, in a fresh interpreter, derandomized."""
+what its bug needs, in a fresh interpreter, derandomized. The race (check then insert) is in
+the slow tier: it takes about 800 examples here, and the SQLite test finds it too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 MUTANTS = "txcheck.models.stores.postgres_mutants"
 
@@ -48,6 +51,7 @@ def test_result_stored_before_the_key_is_reserved_lets_a_retry_run_again(
     assert "'status': 'in_flight'" in report["problem"]
 
 
+@pytest.mark.slow  # 22 s: the race takes about 800 examples; the SQLite test finds it too
 def test_check_then_insert_without_a_unique_key_lets_two_clients_proceed(
     postgres_dsn: str,
 ) -> None:
