@@ -213,7 +213,10 @@ def test_the_mcp_session_runs_on_the_simulated_loop_without_threads() -> None:
         contract = CONTRACT
         plan = SINGLE[0]
 
-    server = adapter.server(Ctx(), ports=None)
+    class Ports:  # the server calls through them only inside a run
+        tools = None
+
+    server = adapter.server(Ctx(), ports=Ports())
     assert server.name == "txcheck"
     result = adapter.as_mcp(ToolResult(status="conflict", code="idempotency_conflict"))
     assert result.is_error and json.loads(result.content[0].text)["status"] == "conflict"

@@ -64,7 +64,6 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
 from txcheck.adapters.model import ScriptedModel, call_of, result_body
 from txcheck.models.errors import ControlFlow, PolicyError
 from txcheck.models.plan.contract import Contract
-from txcheck.models.plan.proposal import Plan
 from txcheck.models.sim.requests import ResultStatus, ToolResult
 
 __all__ = [
@@ -89,7 +88,6 @@ def server(ctx: Any, ports: Any, *, name: str = "txcheck") -> Server[Any]:
     """An MCP server for one orchestrator generation: ``ctx`` (its plan and contract) and
     ``ports`` are the ones ``orchestrate(ctx, ports)`` receives."""
     contract: Contract = ctx.contract
-    plan: Plan = ctx.plan
     listed = types.ListToolsResult(
         tools=[
             types.Tool(
@@ -106,17 +104,13 @@ def server(ctx: Any, ports: Any, *, name: str = "txcheck") -> Server[Any]:
     ) -> types.ListToolsResult:
         return listed
 
-    done: set[str] = set()  # plan calls that committed: the same asking again is the next
+    tools = ServerTools(ctx, ports.tools)  # names each call's plan call, as for a user's
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        arguments = dict(params.arguments or {})
-        call_id = call_of(plan, contract, params.name, arguments, answered=done)
         try:
-            result = await ports.tools.call(params.name, arguments, call_id=call_id)
+            result = await tools.call(params.name, dict(params.arguments or {}))
         except TimeoutError:
             result = ToolResult(status=ResultStatus.TIMEOUT, code="timeout", message="no answer")
-        if result.status is ResultStatus.OK:
-            done.add(call_id)
         return as_mcp(result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
@@ -146,7 +140,8 @@ or ``user_server(make_server)``)."""
 
 class ServerTools:
     """``ports.tools`` for a server's handlers: a call or lookup without ``call_id`` is
-    put under the plan call it belongs to (``call_of``), as the contract server's are."""
+    put under the plan call it belongs to (``call_of``); a call that committed is not named
+    again (the contract server calls through one too)."""
 
     def __init__(self, ctx: Any, tools: Any) -> None:
         self._ctx = ctx
